@@ -1,0 +1,259 @@
+#!/bin/bash
+# mountsafe build: pristine Debian sources + our patch series -> working trees
+# -> out-of-tree builds -> one staging root per tool set.
+#
+#   ./build.sh                 fetch, materialise, build and stage everything
+#   ./build.sh export [C[/B]]  write working-tree commits back to patches/
+#   ./build.sh trees           only fetch and materialise the working trees
+#   ./build.sh --help
+#
+# Baselines: deb12    = Debian 12's util-linux and e2fsprogs source packages
+#                       (Debian's own patches applied)
+#            upstream = newest util-linux and e2fsprogs in sid, pristine
+#                       upstream tarballs
+# Tool sets: stock-<baseline> (no series) and patched-<baseline>.
+set -euo pipefail
+
+# shellcheck source=scripts/common.sh
+. "$(dirname "$0")/scripts/common.sh"
+# shellcheck source=scripts/patchq.sh
+. "$MS_ROOT/scripts/patchq.sh"
+
+COMPONENTS=(util-linux e2fsprogs)
+BASELINES=(deb12 upstream)
+STAGE=$MS_BUILD/stage
+LOGS=$MS_BUILD/logs
+MANIFEST=$MS_BUILD/manifest.txt
+
+usage() { sed -n '2,15s/^# \{0,1\}//p' "$0"; }
+
+host_deps() {
+	need_pkgs build-essential autoconf automake autopoint libtool gettext bison \
+		flex pkg-config dpkg-dev git curl xz-utils ca-certificates ccache \
+		debian-archive-keyring texinfo gtk-doc-tools
+}
+
+# Suites per baseline.
+suites_of() {
+	case $1 in
+	deb12) echo "bookworm bookworm-updates" ;;
+	upstream) echo "sid" ;;
+	esac
+}
+
+# Newest source version of $1 in the baseline's suites.
+resolve_version() {
+	local pkg=$1 base=$2 v best='' suites
+	suites=" $(suites_of "$base") "
+	while IFS='|' read -r _ v where; do
+		v=${v// /}
+		local s=${where##* }
+		[ "$s" = Sources ] || continue
+		s=$(awk '{print $2}' <<<"$where")
+		s=${s%%/*}
+		case $suites in *" $s "*) ;; *) continue ;; esac
+		if [ -z "$best" ] || dpkg --compare-versions "$v" gt "$best"; then best=$v; fi
+	done < <(papt_cache madison "$pkg")
+	[ -n "$best" ] || die "no source package $pkg in $(suites_of "$base")"
+	printf '%s\n' "$best"
+}
+
+# fetch_source PKG VERSION BASELINE -> prints the pristine directory.
+fetch_source() {
+	local pkg=$1 ver=$2 base=$3 dl=$MS_CACHE/src dest uver line uri file sum
+	uver=${ver#*:}
+	uver=${uver%-*}
+	dest=$MS_BUILD/pristine/$pkg-$base-$ver
+	if [ -f "$dest/.mountsafe-ok" ]; then
+		printf '%s\n' "$dest"
+		return 0
+	fi
+	mkdir -p "$dl" "$MS_BUILD/pristine"
+	rm -rf "$dest" "$dest.tmp"
+	case $base in
+	deb12)
+		# The whole Debian source package, Debian's patches applied.
+		while read -r line; do
+			uri=$(cut -d"'" -f2 <<<"$line")
+			file=$(awk '{print $2}' <<<"$line")
+			sum=$(awk '{print $4}' <<<"$line")
+			fetch_verified "$uri" "$dl/$file" "${sum#SHA256:}"
+		done < <(papt_get --print-uris -qq source "$pkg=$ver" | grep "^'")
+		dpkg-source --no-check -x "$dl/${pkg}_${ver#*:}.dsc" "$dest.tmp" >&2 ||
+			die "dpkg-source -x failed for $pkg $ver"
+		rm -rf "$dest.tmp/.pc"
+		;;
+	upstream)
+		# Only the upstream tarball: no Debian changes.
+		line=$(papt_get --print-uris -qq source "$pkg=$ver" | grep "^'.*\.orig\.tar\.[a-z0-9]*'") ||
+			die "no upstream tarball for $pkg $ver"
+		uri=$(cut -d"'" -f2 <<<"$line")
+		file=$(awk '{print $2}' <<<"$line")
+		sum=$(awk '{print $4}' <<<"$line")
+		fetch_verified "$uri" "$dl/$file" "${sum#SHA256:}"
+		mkdir -p "$dest.tmp"
+		tar -xf "$dl/$file" -C "$dest.tmp" --strip-components=1
+		;;
+	esac
+	regen_autotools "$dest.tmp"
+	touch "$dest.tmp/.mountsafe-ok"
+	mv "$dest.tmp" "$dest"
+	printf '%s\n' "$dest"
+}
+
+# Re-run autoreconf where a patch made configure.ac or Makefile.am newer than
+# what was generated from it (Debian's util-linux patches do).
+regen_autotools() {
+	local t=$1
+	[ -f "$t/configure.ac" ] || return 0
+	if [ -n "$(find "$t" -maxdepth 3 \( -name configure.ac -o -name 'Makefile.am' -o -name '*.m4' \) \
+		-newer "$t/configure" -print -quit)" ]; then
+		say "autoreconf in ${t#"$MS_ROOT"/}"
+		(cd "$t" && autoreconf -fi) >"$t.autoreconf.log" 2>&1 ||
+			{ tail -n 20 "$t.autoreconf.log" >&2; die "autoreconf failed in $t"; }
+	fi
+}
+
+# Materialise the working tree COMPONENT/BASELINE from PRISTINE + series.
+materialise() {
+	local comp=$1 base=$2 pristine=$3 tree=$MS_ROOT/$1/$2 want
+	want=$(basename "$pristine")
+	if [ ! -d "$tree/.git" ] || [ "$(cat "$tree/.git/mountsafe-pristine" 2>/dev/null)" != "$want" ]; then
+		if [ -d "$tree/.git" ] && tree_has_local_work "$tree"; then
+			die "$comp/$base has unexported work and its pristine source changed; run ./build.sh export $comp/$base first"
+		fi
+		say "creating working tree $comp/$base from $want"
+		rm -rf "$tree"
+		mkdir -p "$(dirname "$tree")"
+		cp -a "$pristine" "$tree"
+		rm -f "$tree/.mountsafe-ok"
+		git -C "$tree" init -q -b mountsafe
+		git -C "$tree" add -A -f .
+		GIT_COMMITTER_NAME=mountsafe GIT_COMMITTER_EMAIL=build@mountsafe.invalid \
+			GIT_AUTHOR_NAME=upstream GIT_AUTHOR_EMAIL=upstream@mountsafe.invalid \
+			git -C "$tree" commit -q -m "pristine $want"
+		git -C "$tree" tag pristine
+		echo "$want" >"$tree/.git/mountsafe-pristine"
+		git -C "$tree" rev-parse HEAD >"$tree/.git/mountsafe-applied"
+	fi
+	if [ "$(cat "$tree/.git/mountsafe-series" 2>/dev/null)" != "$(series_hash "$comp" "$base")" ]; then
+		if tree_has_local_work "$tree"; then
+			die "$comp/$base: patches/ changed and the working tree has unexported edits; export or discard them (git -C $comp/$base reset --hard)"
+		fi
+		say "applying patches/$comp/$base/series ($(series_list "$comp" "$base" | wc -l) patches)"
+		series_apply "$tree" "$comp" "$base"
+		series_hash "$comp" "$base" >"$tree/.git/mountsafe-series"
+	fi
+	regen_autotools "$tree"
+}
+
+configure_args() {
+	local comp=$1
+	case $comp in
+	util-linux)
+		# Only what the tests need: the libraries and the block-device tools.
+		echo --prefix=/usr --disable-all-programs --disable-nls --disable-shared \
+			--disable-bash-completion --disable-makeinstall-chown \
+			--disable-makeinstall-setuid --disable-asciidoc --disable-poman --disable-gtk-doc \
+			--without-python --without-systemd --without-udev --without-selinux \
+			--without-audit --without-ncursesw --without-ncurses --without-tinfo \
+			--without-readline --without-cap-ng --without-libmagic --without-econf \
+			--without-user --without-btrfs --without-cryptsetup --without-smack \
+			--enable-libuuid --enable-libblkid --enable-libmount --enable-libsmartcols \
+			--enable-libfdisk --enable-fdisk --enable-sfdisk --enable-mount \
+			--enable-losetup --enable-fsck --enable-partx --enable-blkid --enable-findfs \
+			--enable-wipefs --enable-findmnt --enable-mountpoint --enable-eject \
+			--enable-fstrim --enable-swapon --enable-lsblk --enable-swaplabel \
+			--enable-mkswap --enable-blockdev --enable-fsfreeze --enable-blkdiscard
+		;;
+	e2fsprogs)
+		echo --prefix=/usr --disable-nls --disable-fuse2fs --disable-e2initrd-helper \
+			--without-libarchive --with-udev-rules-dir=no --with-crond-dir=no \
+			--with-systemd-unit-dir=no --disable-uuidd
+		;;
+	esac
+}
+
+# build TOOLSET COMPONENT SRCDIR
+build_one() {
+	local ts=$1 comp=$2 src=$3 obj=$MS_BUILD/obj/$1/$2 log=$LOGS/$1-$2.log args t0 stamp
+	t0=$(date +%s)
+	args=$(configure_args "$comp")
+	mkdir -p "$obj" "$LOGS"
+	stamp=$obj/.mountsafe-config
+	if [ ! -f "$obj/Makefile" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$src $args" ] ||
+		[ "$src/configure" -nt "$obj/config.status" ]; then
+		rm -rf "$obj" && mkdir -p "$obj"
+		# shellcheck disable=SC2086
+		(cd "$obj" && CC="ccache gcc" CFLAGS="-O2 -g" "$src/configure" $args) >"$log" 2>&1 ||
+			{ tail -n 30 "$log" >&2; die "configure failed: $ts/$comp (log: $log)"; }
+		echo "$src $args" >"$stamp"
+	fi
+	make -C "$obj" -j"$MS_JOBS" >>"$log" 2>&1 ||
+		{ grep -E 'error|Error' "$log" | tail -n 30 >&2; die "build failed: $ts/$comp (log: $log)"; }
+	make -C "$obj" install DESTDIR="$STAGE/$ts.new" >>"$log" 2>&1 ||
+		{ tail -n 30 "$log" >&2; die "install failed: $ts/$comp (log: $log)"; }
+	printf '  %-18s %-10s built in %ss\n' "$ts" "$comp" "$(($(date +%s) - t0))"
+}
+
+cmd_build() {
+	local base comp ver pristine t0
+	t0=$(date +%s)
+	host_deps
+	export CCACHE_DIR=$MS_CACHE/ccache
+	apt_setup
+	mkdir -p "$MS_BUILD" "$STAGE" "$LOGS"
+	{
+		echo "# mountsafe build manifest, $(date -u '+%F %T') UTC"
+		echo "host: $(. /etc/os-release && echo "$PRETTY_NAME"), gcc $(gcc -dumpfullversion)"
+	} >"$MANIFEST.new"
+	declare -A SRC
+	for base in "${BASELINES[@]}"; do
+		for comp in "${COMPONENTS[@]}"; do
+			ver=$(resolve_version "$comp" "$base")
+			pristine=$(fetch_source "$comp" "$ver" "$base")
+			materialise "$comp" "$base" "$pristine"
+			SRC[stock-$base/$comp]=$pristine
+			SRC[patched-$base/$comp]=$MS_ROOT/$comp/$base
+			printf '%s\t%s\t%s\t%s patches\n' "$base" "$comp" "$ver" \
+				"$(series_list "$comp" "$base" | wc -l)" >>"$MANIFEST.new"
+			echo "source $comp/$base: $comp $ver ($(series_list "$comp" "$base" | wc -l) patches)"
+		done
+	done
+	[ "${1:-}" = trees ] && { mv "$MANIFEST.new" "$MANIFEST"; return 0; }
+	local ts
+	for base in "${BASELINES[@]}"; do
+		for ts in stock-$base patched-$base; do
+			rm -rf "$STAGE/$ts.new"
+			for comp in "${COMPONENTS[@]}"; do
+				build_one "$ts" "$comp" "${SRC[$ts/$comp]}"
+			done
+			rm -rf "$STAGE/$ts"
+			mv "$STAGE/$ts.new" "$STAGE/$ts"
+		done
+	done
+	mv "$MANIFEST.new" "$MANIFEST"
+	echo "staged tool sets in ${STAGE#"$MS_ROOT"/}: $(cd "$STAGE" && echo *)"
+	echo "build done in $(($(date +%s) - t0))s; manifest: ${MANIFEST#"$MS_ROOT"/}"
+}
+
+cmd_export() {
+	local sel=${1:-} comp base any=0
+	for comp in "${COMPONENTS[@]}"; do
+		for base in "${BASELINES[@]}"; do
+			case $sel in "" | "$comp" | "$comp/$base") ;; *) continue ;; esac
+			[ -d "$MS_ROOT/$comp/$base/.git" ] || continue
+			series_export "$MS_ROOT/$comp/$base" "$comp" "$base"
+			any=1
+		done
+	done
+	[ $any = 1 ] || die "nothing to export for '${sel:-all}' (run ./build.sh first)"
+}
+
+case ${1:-} in
+"" | build) cmd_build ;;
+trees) cmd_build trees ;;
+export) cmd_export "${2:-}" ;;
+-h | --help | help) usage ;;
+*) usage >&2; exit 2 ;;
+esac

@@ -1,0 +1,104 @@
+# shellcheck shell=bash
+# Shared helpers for build.sh and tests/run: paths, logging, a private apt
+# configuration that reuses the archive the machine's own apt sources name.
+
+MS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+MS_CACHE=${MOUNTSAFE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mountsafe}
+MS_BUILD=${MOUNTSAFE_BUILD:-$MS_ROOT/build}
+MS_JOBS=${MOUNTSAFE_JOBS:-$(nproc)}
+export MS_ROOT MS_CACHE MS_BUILD MS_JOBS
+
+say() { printf '==> %s\n' "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# need_pkgs PKG...: apt-get install whatever is not installed yet.
+need_pkgs() {
+	local missing=() p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+			missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	say "installing with apt: ${missing[*]}"
+	[ "$(id -u)" -eq 0 ] || die "need root to install: ${missing[*]}"
+	# -o Acquire::Retries: the archive sometimes drops a connection.
+	DEBIAN_FRONTEND=noninteractive apt-get -q -o Acquire::Retries=3 update >/dev/null ||
+		die "apt-get update failed"
+	DEBIAN_FRONTEND=noninteractive apt-get -q -y -o Acquire::Retries=3 \
+		install --no-install-recommends "${missing[@]}" >&2 ||
+		die "apt-get install failed: ${missing[*]}"
+}
+
+# The archive URI the machine's apt sources use for Debian itself (never
+# written into the repository: read at run time).
+archive_uri() {
+	local uri
+	uri=$(apt-get indextargets --format '$(REPO_URI)' 'Identifier: Packages' 2>/dev/null |
+		grep -v -- '-security' | grep -m1 '/debian/\?$' || true)
+	[ -n "$uri" ] || uri=$(apt-get indextargets --format '$(REPO_URI)' 2>/dev/null |
+		grep -v -- '-security' | head -n1)
+	[ -n "$uri" ] || die "cannot find a Debian archive in the machine's apt sources"
+	printf '%s\n' "${uri%/}"
+}
+
+MS_APT=$MS_CACHE/apt
+# Private apt configuration: bookworm (+updates), trixie, trixie-backports,
+# sid; binaries and sources. Index refresh at most once every 12 hours.
+apt_setup() {
+	local uri kr=/usr/share/keyrings/debian-archive-keyring.gpg stamp
+	mkdir -p "$MS_APT/lists/partial" "$MS_APT/archives/partial" "$MS_APT/etc"
+	uri=$(archive_uri)
+	{
+		local s
+		for s in bookworm bookworm-updates trixie trixie-backports sid; do
+			echo "deb [signed-by=$kr] $uri $s main"
+			echo "deb-src [signed-by=$kr] $uri $s main"
+		done
+	} >"$MS_APT/etc/sources.list.new"
+	stamp=$MS_APT/updated
+	if ! cmp -s "$MS_APT/etc/sources.list.new" "$MS_APT/etc/sources.list" ||
+		[ -z "$(find "$stamp" -mmin -720 2>/dev/null)" ]; then
+		mv "$MS_APT/etc/sources.list.new" "$MS_APT/etc/sources.list"
+		say "refreshing private apt indexes (bookworm, trixie, trixie-backports, sid)"
+		papt_get -q update >/dev/null 2>"$MS_APT/update.log" ||
+			{ cat "$MS_APT/update.log" >&2; die "apt-get update (private) failed"; }
+		touch "$stamp"
+	else
+		rm -f "$MS_APT/etc/sources.list.new"
+	fi
+}
+_papt_opts() {
+	printf '%s\n' -o "Dir::Etc::SourceList=$MS_APT/etc/sources.list" \
+		-o Dir::Etc::SourceParts=/dev/null \
+		-o "Dir::State::Lists=$MS_APT/lists" \
+		-o "Dir::Cache=$MS_APT" -o "Dir::Cache::archives=$MS_APT/archives" \
+		-o Dir::State::status=/dev/null -o APT::Sandbox::User=root \
+		-o Acquire::Retries=3 -o Debug::NoLocking=1
+}
+papt_get() { local o; mapfile -t o < <(_papt_opts); apt-get "${o[@]}" "$@"; }
+papt_cache() { local o; mapfile -t o < <(_papt_opts); apt-cache "${o[@]}" "$@"; }
+
+# newest_src PKG SUITE...: newest source version of PKG in the given suites.
+newest_src() {
+	local pkg=$1 best='' v s; shift
+	for s in "$@"; do
+		while read -r v; do
+			if [ -z "$best" ] || dpkg --compare-versions "$v" gt "$best"; then best=$v; fi
+		done < <(papt_cache showsrc "$pkg" 2>/dev/null | awk -v s="$s" '
+			/^Package: /{p=$2} /^Version: /{v=$2}
+			/^$/{ if (p != "" && v != "") print v; p=v="" }' | sort -u)
+	done
+	printf '%s\n' "$best"
+}
+
+# fetch_uri_file URI FILE SIZE SHA256: download one file apt told us about and
+# verify it; cached.
+fetch_verified() {
+	local uri=$1 out=$2 sum=$3
+	if [ -f "$out" ] && echo "$sum  $out" | sha256sum -c --quiet - 2>/dev/null; then
+		return 0
+	fi
+	curl -fsSL --retry 3 -o "$out.part" "$uri" || die "download failed: $uri"
+	echo "$sum  $out.part" | sha256sum -c --quiet - || die "checksum mismatch: $uri"
+	mv "$out.part" "$out"
+}
