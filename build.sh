@@ -30,7 +30,8 @@ usage() { sed -n '2,15s/^# \{0,1\}//p' "$0"; }
 host_deps() {
 	need_pkgs build-essential autoconf automake autopoint libtool gettext bison \
 		flex pkg-config dpkg-dev git curl xz-utils ca-certificates ccache \
-		debian-archive-keyring texinfo gtk-doc-tools
+		debian-archive-keyring texinfo gtk-doc-tools \
+		uuid-dev libblkid-dev
 }
 
 # Suites per baseline.
@@ -109,8 +110,9 @@ regen_autotools() {
 	if [ -n "$(find "$t" -maxdepth 3 \( -name configure.ac -o -name 'Makefile.am' -o -name '*.m4' \) \
 		-newer "$t/configure" -print -quit)" ]; then
 		say "autoreconf in ${t#"$MS_ROOT"/}"
-		(cd "$t" && autoreconf -fi) >"$t.autoreconf.log" 2>&1 ||
-			{ tail -n 20 "$t.autoreconf.log" >&2; die "autoreconf failed in $t"; }
+		mkdir -p "$LOGS"
+		(cd "$t" && autoreconf -fi) >"$LOGS/autoreconf.log" 2>&1 ||
+			{ tail -n 20 "$LOGS/autoreconf.log" >&2; die "autoreconf failed in $t"; }
 	fi
 }
 
@@ -151,25 +153,26 @@ configure_args() {
 	local comp=$1
 	case $comp in
 	util-linux)
-		# Only what the tests need: the libraries and the block-device tools.
-		echo --prefix=/usr --disable-all-programs --disable-nls --disable-shared \
+		# Everything but the login/terminal tools and optional libraries;
+		# static libraries, so each tool set runs without LD_LIBRARY_PATH.
+		echo --prefix=/usr --disable-nls --disable-shared \
 			--disable-bash-completion --disable-makeinstall-chown \
-			--disable-makeinstall-setuid --disable-asciidoc --disable-poman --disable-gtk-doc \
+			--disable-makeinstall-setuid --disable-asciidoc --disable-poman \
+			--disable-gtk-doc --disable-pylibmount --disable-liblastlog2 \
+			--disable-login --disable-su --disable-runuser --disable-sulogin \
+			--disable-chfn-chsh --disable-newgrp --disable-vipw --disable-nologin \
+			--disable-wall --disable-write --disable-mesg --disable-agetty \
 			--without-python --without-systemd --without-udev --without-selinux \
 			--without-audit --without-ncursesw --without-ncurses --without-tinfo \
 			--without-readline --without-cap-ng --without-libmagic --without-econf \
 			--without-user --without-btrfs --without-cryptsetup --without-smack \
-			--enable-libuuid --enable-libblkid --enable-libmount --enable-libsmartcols \
-			--enable-libfdisk --enable-fdisk --enable-sfdisk --enable-mount \
-			--enable-losetup --enable-fsck --enable-partx --enable-blkid --enable-findfs \
-			--enable-wipefs --enable-findmnt --enable-mountpoint --enable-eject \
-			--enable-fstrim --enable-swapon --enable-lsblk --enable-swaplabel \
-			--enable-mkswap --enable-blockdev --enable-fsfreeze --enable-blkdiscard
+			--without-utempter --without-libz
 		;;
 	e2fsprogs)
 		echo --prefix=/usr --disable-nls --disable-fuse2fs --disable-e2initrd-helper \
 			--without-libarchive --with-udev-rules-dir=no --with-crond-dir=no \
-			--with-systemd-unit-dir=no --disable-uuidd
+			--with-systemd-unit-dir=no --disable-uuidd \
+			--disable-fsck --disable-libblkid --disable-libuuid
 		;;
 	esac
 }

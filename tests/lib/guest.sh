@@ -1,0 +1,322 @@
+#!/bin/busybox sh
+# mountsafe guest runner: /init of the test VM (busybox ash).
+#
+# One boot = one (kernel, bdev_allow_write_mounted) pair.  It runs every
+# scenario for every tool set and prints one line per run on the serial
+# console:
+#   @@R <toolset> <scenario> <outcome> <seconds> <checks> <note>   (tab-separated)
+# tests/run reads those lines and decides the verdicts.
+#
+# A scenario is a file tests/scenarios/<id>, sourced in a subshell.  Header
+# lines (read by tests/run and by this runner):
+#   #@ description <text>
+#   #@ requires <word>...      loop | disks=2 | tune-ioctl   (unmet -> skip)
+#   #@ expect <toolset-glob> <switch 0|1|*> <kernel-glob> <works|refused>
+#                              first matching line wins
+#   #@ dmesg-allow <regex>     kernel messages this scenario may cause
+# It defines run() and may define cleanup().  run() ends in one of:
+#   returns normally            -> outcome "works"
+#   refused "why"               -> outcome "refused" (the kernel's EBUSY reached the user)
+#   fail "why"                  -> outcome "error"
+# Helpers: try CMD... (run it; on failure decide refused/error from its
+# output), mkfs DEV [SIZE] [mke2fs options] (make a filesystem with the harness's
+# mke2fs and register DEV for the after-checks), fill DIR DEV (write test
+# files, remember checksums), log, tool NAME ARGS (a tool of the tool set
+# under test whose name is not a shell word, e.g. fsck.ext4).  Every tool of
+# the tool set under test (mount, losetup, resize2fs, tune2fs, ...) is a
+# shell function calling that tool set's binary; the harness's own tools
+# (stock-deb12) are $HB/<name>.
+#
+# After every run the runner itself checks: nothing left mounted, no loop
+# device attached, e2fsck -fn clean on each registered filesystem, test files
+# match their checksums, and no EXT4-fs error/warning, WARNING, BUG or oops
+# in the kernel log.  A check that does not apply prints "skip".
+
+export PATH=/bin
+D1=/dev/vda
+D2=/dev/vdb
+MNT=/mnt/a
+MNT2=/mnt/b
+SC_DIR=/harness/scenarios
+W=/tmp/w
+HB=/hb	# harness tools (stock-deb12), see make_hb
+
+mount_sys() {
+	/bin/busybox --install -s /bin
+	mount -t proc proc /proc
+	mount -t sysfs sys /sys
+	mount -t devtmpfs dev /dev
+	mount -t tmpfs -o size=1200m tmp /tmp
+	mkdir -p /dev/pts /run /mnt/a /mnt/b /mnt/c /etc
+	mount -t devpts devpts /dev/pts
+	mount -t tmpfs run /run
+	: >/etc/fstab
+	ln -sf /proc/self/mounts /etc/mtab
+	echo 'root:x:0:0:root:/root:/bin/sh' >/etc/passwd
+}
+
+arg() {	# value of ms.<name>= on the kernel command line
+	sed -n "s/.*[[:space:]]ms\.$1=\([^[:space:]]*\).*/\1/p" /proc/cmdline
+}
+
+load_modules() {
+	local rel m
+	rel=$(uname -r)
+	for m in virtio_blk loop; do
+		if [ -s "/kmod/$rel/$m.ko" ]; then
+			insmod "/kmod/$rel/$m.ko" || echo "insmod $m failed"
+		fi
+	done
+	# loop devices are created on demand through /dev/loop-control.
+	i=0
+	while [ ! -b $D2 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+}
+
+# The harness's own tools: stock-deb12, by absolute path.
+make_hb() {
+	local f n
+	mkdir -p $HB
+	for f in /ts/stock-deb12/usr/sbin/* /ts/stock-deb12/usr/bin/* \
+		/ts/stock-deb12/sbin/* /ts/stock-deb12/bin/*; do
+		n=${f##*/}
+		[ -e "$HB/$n" ] || ln -s "$f" "$HB/$n"
+	done
+}
+
+# use_toolset NAME: define a shell function per tool of the tool set.
+use_toolset() {
+	local f n
+	TOOLSET=$1
+	TS=/ts/$1
+	for f in $TS/usr/sbin/* $TS/usr/bin/* $TS/sbin/* $TS/bin/*; do
+		[ -x "$f" ] || continue
+		n=${f##*/}
+		case $n in *[!A-Za-z0-9_]*) continue ;; esac
+		eval "$n() { $f \"\$@\"; }"
+	done
+}
+tool() {
+	local n=$1 d
+	shift
+	for d in $TS/usr/sbin $TS/usr/bin $TS/sbin $TS/bin; do
+		[ -x "$d/$n" ] && { "$d/$n" "$@"; return; }
+	done
+	echo "tool $n not in $TOOLSET" >&2
+	return 127
+}
+
+# ---- helpers for scenarios ----
+log() { echo "# $*"; }
+refused() { echo "OUTCOME refused: $*"; exit 10; }
+fail() { echo "OUTCOME error: $*"; exit 2; }
+skip_scenario() { echo "OUTCOME skip: $*"; exit 11; }
+
+# try CMD...: run CMD, show its output; on failure the scenario ends as
+# "refused" when the output shows the kernel's refusal (EBUSY, or our
+# messages naming bdev_allow_write_mounted), otherwise as "error".
+try() {
+	local rc
+	echo "\$ $*"
+	"$@" >$W/out 2>&1
+	rc=$?
+	cat $W/out
+	[ $rc -eq 0 ] && return 0
+	echo "(exit $rc)"
+	if grep -q -i -e 'busy' -e 'bdev_allow_write_mounted' $W/out; then
+		refused "$1 exit $rc"
+	fi
+	fail "$1 exit $rc"
+}
+# expect_rc RC CMD...: like try, but RC is the success exit code.
+expect_rc() {
+	local want=$1 rc
+	shift
+	echo "\$ $*"
+	"$@" >$W/out 2>&1
+	rc=$?
+	cat $W/out
+	[ $rc -eq "$want" ] && return 0
+	echo "(exit $rc, expected $want)"
+	if grep -q -i -e 'busy' -e 'bdev_allow_write_mounted' $W/out; then
+		refused "$1 exit $rc"
+	fi
+	fail "$1 exit $rc (expected $want)"
+}
+
+# mkfs DEV [SIZE] [mke2fs options]: harness mke2fs; DEV (device or image) is
+# checked with e2fsck -fn after the scenario.
+mkfs() {
+	local dev=$1 size=''
+	shift
+	case ${1:-} in [0-9]*) size=$1; shift ;; esac
+	$HB/mke2fs -q -F -t ext4 "$@" "$dev" $size >$W/mkfs.out 2>&1 ||
+		{ cat $W/mkfs.out; fail "mke2fs $dev"; }
+	register_fs "$dev"
+}
+register_fs() { grep -qxF "$1" $W/fslist 2>/dev/null || echo "$1" >>$W/fslist; }
+
+# fill DIR DEV: write files on the mounted filesystem DIR (which is DEV) and
+# record their checksums for the after-checks.
+fill() {
+	local dir=$1 dev=$2 key i
+	key=$(echo "$dev" | tr '/' '_')
+	mkdir -p "$dir/data" || fail "mkdir on $dir"
+	for i in 1 2 3; do
+		dd if=/dev/urandom of="$dir/data/f$i" bs=4k count=$((i * 16)) 2>/dev/null ||
+			fail "write $dir/data/f$i"
+	done
+	sync
+	(cd "$dir" && md5sum data/f1 data/f2 data/f3) >>"$W/sums$key"
+}
+
+# ---- after-checks ----
+check_mounts() {
+	if grep -E '^/dev/(vd|loop)|^[^ ]+ /mnt/' /proc/mounts >$W/left; then
+		echo "# leftover mounts:"; cat $W/left
+		# Clean up so the next scenario starts fresh.
+		awk '{print $2}' $W/left | sort -r | while read -r m; do umount -l "$m"; done
+		echo fail
+	else
+		echo ok
+	fi
+}
+check_loops() {
+	local d bad=''
+	for d in /sys/block/loop*; do
+		[ -e "$d/loop/backing_file" ] || continue
+		bad="$bad /dev/${d##*/}"
+		echo "# leftover loop device /dev/${d##*/} -> $(cat "$d/loop/backing_file")"
+	done
+	for d in $bad; do $HB/losetup -d "$d"; done
+	[ -z "$bad" ] && echo ok || echo fail
+}
+check_fsck() {
+	local dev r=skip
+	[ -s $W/fslist ] || { echo skip; return; }
+	while read -r dev; do
+		if $HB/e2fsck -fn "$dev" >$W/fsck.out 2>&1; then
+			[ $r = fail ] || r=ok
+		else
+			echo "# e2fsck -fn $dev:"; sed 's/^/#   /' $W/fsck.out
+			r=fail
+		fi
+	done <$W/fslist
+	echo $r
+}
+check_sums() {
+	local f dev r=skip opt
+	for f in $W/sums_*; do
+		[ -e "$f" ] || continue
+		dev=$(echo "${f#$W/sums}" | tr '_' '/')
+		opt=ro
+		[ -b "$dev" ] || opt=ro,loop
+		if ! $HB/mount -t ext4 -o $opt "$dev" /mnt/c >$W/sum.out 2>&1; then
+			echo "# cannot mount $dev to verify checksums:"; cat $W/sum.out
+			r=fail; continue
+		fi
+		if (cd /mnt/c && md5sum -c "$f") >$W/sum.out 2>&1; then
+			[ $r = fail ] || r=ok
+		else
+			echo "# checksum mismatch on $dev:"; cat $W/sum.out; r=fail
+		fi
+		$HB/umount /mnt/c || umount -l /mnt/c
+	done
+	echo $r
+}
+check_dmesg() {
+	local tag=$1 allow=$2
+	dmesg | sed -n "/mountsafe: begin $tag\$/,\$p" >$W/dmesg
+	grep -E 'EXT4-fs (error|warning)|WARNING:|BUG:|Oops|general protection|Call Trace' $W/dmesg |
+		{ if [ -n "$allow" ]; then grep -v -E "$allow"; else cat; fi; } >$W/dmesg.bad
+	if [ -s $W/dmesg.bad ]; then
+		echo "# kernel log:"; sed 's/^/#   /' $W/dmesg.bad
+		echo fail
+	else
+		echo ok
+	fi
+}
+
+requirements_met() {	# file -> 0 if every "#@ requires" word holds
+	local w
+	for w in $(sed -n 's/^#@ requires //p' "$1"); do
+		case $w in
+		loop) [ -e /dev/loop-control ] || return 1 ;;
+		disks=2) [ -b $D2 ] || return 1 ;;
+		*) echo "# unknown requirement $w"; return 1 ;;
+		esac
+	done
+	return 0
+}
+
+# run_one TOOLSET SCENARIO
+run_one() {
+	local ts=$1 sc=$2 f=$SC_DIR/$2 t0 t1 rc outcome note checks allow tag
+	tag="$ts:$sc"
+	rm -rf $W && mkdir -p $W
+	echo "mountsafe: begin $tag" >/dev/kmsg
+	echo "## ---- $ts $sc ----"
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	if ! requirements_met "$f"; then
+		printf '@@R\t%s\t%s\t%s\t%s\t%s\t%s\n' "$ts" "$sc" skip 0 - "requirement not met"
+		return
+	fi
+	# The scenario: fresh disks, its own subshell, a watchdog.
+	dd if=/dev/zero of=$D1 bs=1M count=2 2>/dev/null
+	dd if=/dev/zero of=$D2 bs=1M count=2 2>/dev/null
+	(
+		use_toolset "$ts"
+		cd $W || exit 2
+		. "$f"
+		run
+	) >$W/run.log 2>&1 &
+	pid=$!
+	(sleep "${SCENARIO_TIMEOUT:-300}" && kill -9 $pid 2>/dev/null && echo "# TIMEOUT" >>$W/run.log) &
+	wd=$!
+	wait $pid
+	rc=$?
+	kill $wd 2>/dev/null
+	wait $wd 2>/dev/null
+	if grep -q '^cleanup()' "$f"; then
+		( use_toolset "$ts"; cd $W; . "$f"; cleanup ) >>$W/run.log 2>&1
+	fi
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	case $rc in
+	0) outcome=works ;;
+	10) outcome=refused ;;
+	11) outcome=skip ;;
+	*) outcome=error ;;
+	esac
+	note=$(sed -n 's/^OUTCOME [a-z]*: //p' $W/run.log | tail -n1)
+	sed 's/^/  | /' $W/run.log
+	allow=$(sed -n 's/^#@ dmesg-allow //p' "$f" | paste -s -d'|')
+	checks="mounts=$(check_mounts | tee -a $W/chk | tail -n1)"
+	checks="$checks loops=$(check_loops | tee -a $W/chk | tail -n1)"
+	checks="$checks fsck=$(check_fsck | tee -a $W/chk | tail -n1)"
+	checks="$checks sums=$(check_sums | tee -a $W/chk | tail -n1)"
+	checks="$checks dmesg=$(check_dmesg "$tag" "$allow" | tee -a $W/chk | tail -n1)"
+	grep '^#' $W/chk 2>/dev/null | sed 's/^/  | /'
+	printf '@@R\t%s\t%s\t%s\t%s\t%s\t%s\n' "$ts" "$sc" "$outcome" \
+		"$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}')" "$checks" "${note:--}"
+}
+
+main() {
+	mount_sys
+	echo 1 >/proc/sys/kernel/printk_ratelimit 2>/dev/null
+	load_modules
+	make_hb
+	local toolsets scenarios ts sc
+	toolsets=$(arg toolsets | tr ',' ' ')
+	scenarios=$(arg scenarios | tr ',' ' ')
+	[ -n "$scenarios" ] || scenarios=$(ls $SC_DIR)
+	echo "@@BOOT kernel=$(uname -r) cmdline=$(cat /proc/cmdline)"
+	for ts in $toolsets; do
+		for sc in $scenarios; do
+			run_one "$ts" "$sc"
+		done
+	done
+	echo "@@DONE $(cut -d' ' -f1 /proc/uptime)"
+	sync
+	poweroff -f
+}
+
+main "$@"
