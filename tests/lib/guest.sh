@@ -40,6 +40,7 @@ MNT2=/mnt/b
 SC_DIR=/harness/scenarios
 W=/tmp/w
 HB=/hb	# harness tools (stock-deb12), see make_hb
+HARNESS_FUNCS="log refused fail skip_scenario try expect_rc mkfs register_fs fill tool run cleanup"
 
 mount_sys() {
 	/bin/busybox --install -s /bin
@@ -92,6 +93,9 @@ use_toolset() {
 		[ -x "$f" ] || continue
 		n=${f##*/}
 		case $n in *[!A-Za-z0-9_]*) continue ;; esac
+		# The harness's own helpers win over tools of the same name
+		# (util-linux ships a mkfs front end).
+		case " $HARNESS_FUNCS " in *" $n "*) continue ;; esac
 		eval "$n() { $f \"\$@\"; }"
 	done
 }
