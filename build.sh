@@ -231,7 +231,7 @@ cmd_build() {
 			for comp in "${COMPONENTS[@]}"; do
 				build_one "$ts" "$comp" "${SRC[$ts/$comp]}"
 			done
-			rm -rf "$STAGE/$ts"
+			rm -rf "${STAGE:?}/$ts"
 			mv "$STAGE/$ts.new" "$STAGE/$ts"
 		done
 	done

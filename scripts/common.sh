@@ -33,8 +33,10 @@ need_pkgs() {
 # written into the repository: read at run time).
 archive_uri() {
 	local uri
+	# shellcheck disable=SC2016 # $(REPO_URI) is apt's template, not shell
 	uri=$(apt-get indextargets --format '$(REPO_URI)' 'Identifier: Packages' 2>/dev/null |
 		grep -v -- '-security' | grep -m1 '/debian/\?$' || true)
+	# shellcheck disable=SC2016
 	[ -n "$uri" ] || uri=$(apt-get indextargets --format '$(REPO_URI)' 2>/dev/null |
 		grep -v -- '-security' | head -n1)
 	[ -n "$uri" ] || die "cannot find a Debian archive in the machine's apt sources"
@@ -78,20 +80,7 @@ _papt_opts() {
 papt_get() { local o; mapfile -t o < <(_papt_opts); apt-get "${o[@]}" "$@"; }
 papt_cache() { local o; mapfile -t o < <(_papt_opts); apt-cache "${o[@]}" "$@"; }
 
-# newest_src PKG SUITE...: newest source version of PKG in the given suites.
-newest_src() {
-	local pkg=$1 best='' v s; shift
-	for s in "$@"; do
-		while read -r v; do
-			if [ -z "$best" ] || dpkg --compare-versions "$v" gt "$best"; then best=$v; fi
-		done < <(papt_cache showsrc "$pkg" 2>/dev/null | awk -v s="$s" '
-			/^Package: /{p=$2} /^Version: /{v=$2}
-			/^$/{ if (p != "" && v != "") print v; p=v="" }' | sort -u)
-	done
-	printf '%s\n' "$best"
-}
-
-# fetch_uri_file URI FILE SIZE SHA256: download one file apt told us about and
+# fetch_verified URI FILE SHA256: download one file apt told us about and
 # verify it; cached.
 fetch_verified() {
 	local uri=$1 out=$2 sum=$3

@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# shellcheck shell=dash
 # mountsafe guest runner: /init of the test VM (busybox ash).
 #
 # One boot = one (kernel, bdev_allow_write_mounted) pair.  It runs every
@@ -270,6 +271,7 @@ run_one() {
 	(
 		use_toolset "$ts"
 		cd $W || exit 2
+		# shellcheck source=/dev/null
 		. "$f"
 		run
 	) >$W/run.log 2>&1 &
@@ -281,7 +283,8 @@ run_one() {
 	kill $wd 2>/dev/null
 	wait $wd 2>/dev/null
 	if grep -q '^cleanup()' "$f"; then
-		( use_toolset "$ts"; cd $W; . "$f"; cleanup ) >>$W/run.log 2>&1
+		# shellcheck source=/dev/null
+		( use_toolset "$ts"; cd $W || exit; . "$f"; cleanup ) >>$W/run.log 2>&1
 	fi
 	t1=$(cut -d' ' -f1 /proc/uptime)
 	case $rc in
