@@ -5,6 +5,7 @@
 #   ./build.sh                 fetch, materialise, build and stage everything
 #   ./build.sh export [C[/B]]  write working-tree commits back to patches/
 #   ./build.sh trees           only fetch and materialise the working trees
+#   ./build.sh deb [SOURCE...] Debian 12 packages with our series -> build/debs/
 #   ./build.sh --help
 #
 # Baselines: deb12    = Debian 12's util-linux and e2fsprogs source packages
@@ -25,7 +26,7 @@ STAGE=$MS_BUILD/stage
 LOGS=$MS_BUILD/logs
 MANIFEST=$MS_BUILD/manifest.txt
 
-usage() { sed -n '2,15s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '2,16s/^# \{0,1\}//p' "$0"; }
 
 host_deps() {
 	need_pkgs build-essential autoconf automake autopoint libtool gettext bison \
@@ -257,6 +258,7 @@ case ${1:-} in
 "" | build) cmd_build ;;
 trees) cmd_build trees ;;
 export) cmd_export "${2:-}" ;;
+deb) shift; exec "$MS_ROOT/scripts/deb.sh" "$@" ;;
 -h | --help | help) usage ;;
 *) usage >&2; exit 2 ;;
 esac
