@@ -204,7 +204,7 @@ cmd_build() {
 	local base comp ver pristine t0
 	t0=$(date +%s)
 	host_deps
-	export CCACHE_DIR=$MS_CACHE/ccache
+	export CCACHE_DIR=$MS_CACHE/ccache CCACHE_BASEDIR=$MS_ROOT CCACHE_NOHASHDIR=1
 	apt_setup
 	mkdir -p "$MS_BUILD" "$STAGE" "$LOGS"
 	{
