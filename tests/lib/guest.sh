@@ -117,7 +117,7 @@ fail() { echo "OUTCOME error: $*"; exit 2; }
 skip_scenario() { echo "OUTCOME skip: $*"; exit 11; }
 
 # try CMD...: run CMD, show its output; on failure the scenario ends as
-# "refused" when the output shows the kernel's refusal (EBUSY, or our
+# "refused" when the output shows the kernel's refusal (EBUSY, "Can't open blockdev", or our
 # messages naming bdev_allow_write_mounted), otherwise as "error".
 try() {
 	local rc
@@ -127,7 +127,7 @@ try() {
 	cat $W/out
 	[ $rc -eq 0 ] && return 0
 	echo "(exit $rc)"
-	if grep -q -i -e 'busy' -e 'bdev_allow_write_mounted' $W/out; then
+	if grep -q -i -e 'busy' -e 'bdev_allow_write_mounted' -e "can't open blockdev" $W/out; then
 		refused "$1 exit $rc"
 	fi
 	fail "$1 exit $rc"
@@ -142,7 +142,7 @@ expect_rc() {
 	cat $W/out
 	[ $rc -eq "$want" ] && return 0
 	echo "(exit $rc, expected $want)"
-	if grep -q -i -e 'busy' -e 'bdev_allow_write_mounted' $W/out; then
+	if grep -q -i -e 'busy' -e 'bdev_allow_write_mounted' -e "can't open blockdev" $W/out; then
 		refused "$1 exit $rc"
 	fi
 	fail "$1 exit $rc (expected $want)"
