@@ -75,13 +75,7 @@ fetch_source() {
 	case $base in
 	deb12)
 		# The whole Debian source package, Debian's patches applied.
-		while read -r line; do
-			uri=$(cut -d"'" -f2 <<<"$line")
-			file=$(awk '{print $2}' <<<"$line")
-			sum=$(awk '{print $4}' <<<"$line")
-			fetch_verified "$uri" "$dl/$file" "${sum#SHA256:}"
-		done < <(papt_get --print-uris -qq source "$pkg=$ver" | grep "^'")
-		dpkg-source --no-check -x "$dl/${pkg}_${ver#*:}.dsc" "$dest.tmp" >&2 ||
+		dpkg-source --no-check -x "$(fetch_dsc "$pkg" "$ver")" "$dest.tmp" >&2 ||
 			die "dpkg-source -x failed for $pkg $ver"
 		rm -rf "$dest.tmp/.pc"
 		;;

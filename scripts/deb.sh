@@ -48,21 +48,6 @@ deb12_version() {
 	printf '%s\n' "$best"
 }
 
-# Download (or reuse from $MS_CACHE/src) the files of a source package;
-# prints the .dsc path.
-fetch_dsc() {
-	local pkg=$1 ver=$2 dl=$MS_CACHE/src line uri file sum
-	mkdir -p "$dl"
-	while read -r line; do
-		uri=$(cut -d"'" -f2 <<<"$line")
-		file=$(awk '{print $2}' <<<"$line")
-		sum=$(awk '{print $4}' <<<"$line")
-		fetch_verified "$uri" "$dl/$file" "${sum#SHA256:}"
-	done < <(papt_get --print-uris -qq source "$pkg=$ver" | grep "^'")
-	[ -f "$dl/${pkg}_${ver#*:}.dsc" ] || die "no .dsc for $pkg $ver"
-	printf '%s\n' "$dl/${pkg}_${ver#*:}.dsc"
-}
-
 # The version Debian's next update of VER would get: +deb12uN -> +deb12u(N+1),
 # otherwise the first stable update +deb12u1.
 next_debian_update() {
