@@ -20,10 +20,26 @@ newest_bin() {
 	printf '%s\n' "$best"
 }
 
+# kernel_unpack IMG META DEST: download the kernel image package IMG at
+# version META, plus its linux-{binary,modules,base}-* parts (7.x split the
+# image), and unpack them all into DEST.
+kernel_unpack() {
+	local img=$1 meta=$2 dest=$3 deps p
+	mkdir -p "$dest.debs" "$dest"
+	deps=$(papt_cache show "$img=$meta" | sed -n 's/^Depends: //p' | head -n1 |
+		tr ',' '\n' | grep -o 'linux-\(binary\|modules\|base\)-[0-9][^ ]*-cloud-amd64' || true)
+	for p in $img $deps; do
+		(cd "$dest.debs" && papt_get download -q "$p=$meta" >/dev/null 2>&1) ||
+			die "apt-get download $p=$meta failed"
+	done
+	for p in "$dest.debs"/*.deb; do dpkg-deb -x "$p" "$dest"; done
+	rm -rf "$dest.debs"
+}
+
 # kernel_fetch NAME VERSION-GLOB SUITE...: prints the unpacked kernel dir, which
 # holds vmlinuz, loop.ko, virtio_blk.ko and VERSION.
 kernel_fetch() {
-	local name=$1 glob=$2 meta img ver dir debs p deps; shift 2
+	local name=$1 glob=$2 meta img dir p; shift 2
 	meta=$(newest_bin linux-image-cloud-amd64 "$glob" "$@")
 	[ -n "$meta" ] || die "no linux-image-cloud-amd64 $glob in $*"
 	img=$(papt_cache show "linux-image-cloud-amd64=$meta" | sed -n 's/^Depends: //p' | head -n1 |
@@ -31,15 +47,8 @@ kernel_fetch() {
 	[ -n "$img" ] || die "cannot resolve the kernel behind linux-image-cloud-amd64 $meta"
 	dir=$MS_CACHE/kernels/$img-$meta
 	if [ ! -f "$dir/VERSION" ]; then
-		rm -rf "$dir.tmp" && mkdir -p "$dir.tmp/debs" "$dir.tmp/root"
-		# The image package, plus its linux-{binary,modules,base}-* parts (7.x).
-		deps=$(papt_cache show "$img=$meta" | sed -n 's/^Depends: //p' | head -n1 |
-			tr ',' '\n' | grep -o 'linux-\(binary\|modules\|base\)-[0-9][^ ]*-cloud-amd64' || true)
-		for p in $img $deps; do
-			(cd "$dir.tmp/debs" && papt_get download -q "$p=$meta" >/dev/null 2>&1) ||
-				die "apt-get download $p=$meta failed"
-		done
-		for debs in "$dir.tmp"/debs/*.deb; do dpkg-deb -x "$debs" "$dir.tmp/root"; done
+		rm -rf "$dir.tmp" && mkdir -p "$dir.tmp"
+		kernel_unpack "$img" "$meta" "$dir.tmp/root"
 		# 6.x: /boot/vmlinuz-REL; 7.x: /usr/lib/modules/REL/vmlinuz.
 		local vmlinuz rel
 		vmlinuz=$(find "$dir.tmp/root" \( -name 'vmlinuz-*' -o -name vmlinuz \) -type f | head -n1 || true)
@@ -61,7 +70,7 @@ kernel_fetch() {
 			"$dir.tmp/config" 2>/dev/null || true
 		echo "${rel##*/}" >"$dir.tmp/RELEASE"
 		echo "$img $meta" >"$dir.tmp/VERSION"
-		rm -rf "$dir.tmp/root" "$dir.tmp/debs" "$dir"
+		rm -rf "$dir.tmp/root" "$dir"
 		mv "$dir.tmp" "$dir"
 	fi
 	printf '%s\n' "$dir"

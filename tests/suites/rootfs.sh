@@ -30,24 +30,18 @@ rootfs_tarball() {
 # kernel_modules KERNEL-DIR: prints a cached directory holding the kernel's
 # whole lib/modules/<release> tree (scsi_debug, sd_mod, ... for the suite).
 kernel_modules() {
-	local kdir=$1 img meta rel out p deps
+	local kdir=$1 img meta rel out p
 	read -r img meta <"$kdir/VERSION"
 	rel=$(cat "$kdir/RELEASE")
 	out=$MS_CACHE/suites/modules-$rel-$meta
 	if [ ! -f "$out/.ok" ]; then
 		say "fetching the module tree of $img $meta"
-		rm -rf "$out" && mkdir -p "$out/debs" "$out/x"
-		deps=$(papt_cache show "$img=$meta" | sed -n 's/^Depends: //p' | head -n1 |
-			tr ',' '\n' | grep -o 'linux-modules-[0-9][^ ]*-cloud-amd64' || true)
-		for p in $img $deps; do
-			(cd "$out/debs" && papt_get download -q "$p=$meta" >/dev/null 2>&1) ||
-				die "apt-get download $p=$meta failed"
-		done
-		for p in "$out"/debs/*.deb; do dpkg-deb -x "$p" "$out/x"; done
+		rm -rf "$out" && mkdir -p "$out"
+		kernel_unpack "$img" "$meta" "$out/x"
 		p=$(find "$out/x" -type d -path "*/modules/$rel" | head -n1)
 		[ -n "$p" ] || die "no modules/$rel in $img"
 		mv "$p" "$out/$rel"
-		rm -rf "$out/debs" "$out/x"
+		rm -rf "$out/x"
 		touch "$out/.ok"
 	fi
 	printf '%s\n' "$out/$rel"
