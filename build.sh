@@ -2,10 +2,13 @@
 # mountsafe build: pristine Debian sources + our patch series -> working trees
 # -> out-of-tree builds -> one staging root per tool set.
 #
-#   ./build.sh                 fetch, materialise, build and stage everything
-#   ./build.sh export [C[/B]]  write working-tree commits back to patches/
-#   ./build.sh trees           only fetch and materialise the working trees
+#   ./build.sh                 everything below: tool sets, then packages
+#   ./build.sh tools           fetch, materialise, build and stage the tool sets
 #   ./build.sh deb [SOURCE...] Debian 12 packages with our series -> build/debs/
+#                              (Debian's test suites run unless
+#                              DEB_BUILD_OPTIONS=nocheck)
+#   ./build.sh trees           only fetch and materialise the working trees
+#   ./build.sh export [C[/B]]  write working-tree commits back to patches/
 #   ./build.sh --help
 #
 # Baselines: deb12    = Debian 12's util-linux and e2fsprogs source packages
@@ -26,7 +29,7 @@ STAGE=$MS_BUILD/stage
 LOGS=$MS_BUILD/logs
 MANIFEST=$MS_BUILD/manifest.txt
 
-usage() { sed -n '2,16s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '2,19s/^# \{0,1\}//p' "$0"; }
 
 host_deps() {
 	need_pkgs build-essential autoconf automake autopoint libtool gettext bison \
@@ -249,7 +252,8 @@ cmd_export() {
 }
 
 case ${1:-} in
-"" | build) cmd_build ;;
+"" | build) cmd_build && exec "$MS_ROOT/scripts/deb.sh" ;;
+tools) cmd_build ;;
 trees) cmd_build trees ;;
 export) cmd_export "${2:-}" ;;
 deb) shift; exec "$MS_ROOT/scripts/deb.sh" "$@" ;;

@@ -60,12 +60,14 @@ next_debian_update() {
 	fi
 }
 
-# Our version of Debian's VER: VER+mountsafeN when VER already carries a
-# stable-update suffix (+deb12uN); otherwise VER+deb12u0+mountsafeN, because
-# a plain VER+mountsafeN would sort above Debian's first stable update
-# VER+deb12u1 ("m" > "d").  Checked with dpkg --compare-versions.
+# Our version of Debian's VER (source package PKG): VER+mountsafeN when VER
+# already carries a stable-update suffix (+deb12uN); otherwise
+# VER+deb12u0+mountsafeN, because a plain VER+mountsafeN would sort above
+# Debian's first stable update VER+deb12u1 ("m" > "d").  Checked with
+# dpkg --compare-versions against VER, against the binary versions Debian 12
+# ships of PKG (binNMUs such as 1.47.0-2+b2), and against the next update.
 local_version() {
-	local v=$1 ours next
+	local v=$1 pkg=$2 ours next b where s
 	if [[ $v =~ \+deb12u[0-9]+$ ]]; then
 		ours=$v+mountsafe$REV
 	else
@@ -73,6 +75,13 @@ local_version() {
 	fi
 	next=$(next_debian_update "$v")
 	dpkg --compare-versions "$ours" gt "$v" || die "$ours does not sort above $v"
+	while IFS='|' read -r _ b where; do
+		b=${b// /}
+		[ "${where##* }" = Packages ] || continue
+		s=$(awk '{print $2}' <<<"$where")
+		case " $SUITES " in *" ${s%%/*} "*) ;; *) continue ;; esac
+		dpkg --compare-versions "$ours" gt "$b" || die "$ours does not sort above Debian's binary $pkg $b"
+	done < <(papt_cache madison "$pkg")
 	dpkg --compare-versions "$ours" lt "$next" || die "$ours does not sort below $next"
 	printf '%s\n' "$ours"
 }
@@ -102,20 +111,27 @@ changelog_entry() {
 
 # Run a command as an unprivileged user when we are root (Debian's test
 # suites then behave as on a buildd and leave the host's devices alone).
+# Compilers go through ccache; its cache must be writable by that user, so it
+# lives outside root's home: $MS_DEB_CCACHE (default /var/cache/mountsafe/ccache-deb).
+DEB_CCACHE=${MS_DEB_CCACHE:-/var/cache/mountsafe/ccache-deb}
 as_builder() {
+	local path=/usr/sbin:/usr/bin:/sbin:/bin
+	[ ! -d /usr/lib/ccache ] || path=/usr/lib/ccache:$path
 	if [ "$(id -u)" -eq 0 ]; then
 		setpriv --reuid=nobody --regid=nogroup --clear-groups --reset-env -- \
-			env HOME="$DEB_WORK/.home" SHELL=/bin/sh PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+			env HOME="$DEB_WORK/.home" SHELL=/bin/sh PATH="$path" \
+			CCACHE_DIR="$DEB_CCACHE" CCACHE_BASEDIR="$DEB_WORK" CCACHE_NOHASHDIR=1 \
 			DEB_BUILD_OPTIONS="${DEB_BUILD_OPTIONS:-}" LC_ALL=C.UTF-8 "$@"
 	else
-		"$@"
+		env PATH="$path:$PATH" CCACHE_DIR="$DEB_CCACHE" CCACHE_BASEDIR="$DEB_WORK" \
+			CCACHE_NOHASHDIR=1 "$@"
 	fi
 }
 
 build_source() {
 	local pkg=$1 comp=$1 ver dsc ours dir out stamp t0 p log secs
 	ver=$(deb12_version "$pkg")
-	ours=$(local_version "$ver")
+	ours=$(local_version "$ver" "$pkg")
 	out=$DEB_WORK/out-$pkg
 	stamp="$ours $(series_hash "$comp" deb12) opts=${DEB_BUILD_OPTIONS:-}"
 	if [ -f "$out/.stamp" ] && [ "$(cat "$out/.stamp")" = "$stamp" ]; then
@@ -153,8 +169,9 @@ build_source() {
 			--no-install-recommends build-dep "$dir" >>"$log" 2>&1 ||
 			{ tail -n 30 "$log" >&2; die "apt-get build-dep failed for $pkg"; }
 	fi
-	mkdir -p "$DEB_WORK/.home"
-	[ "$(id -u)" -ne 0 ] || chown -R nobody:nogroup "$DEB_WORK/.home" "$DEB_WORK/$pkg-$ours"
+	mkdir -p "$DEB_WORK/.home" "$DEB_CCACHE"
+	[ "$(id -u)" -ne 0 ] ||
+		chown -R nobody:nogroup "$DEB_WORK/.home" "$DEB_WORK/$pkg-$ours" "$DEB_CCACHE"
 	say "dpkg-buildpackage $pkg $ours (DEB_BUILD_OPTIONS='${DEB_BUILD_OPTIONS:-}'; log: ${log#"$MS_ROOT"/})"
 	t0=$(date +%s)
 	(cd "$dir" && as_builder dpkg-buildpackage -rfakeroot -b -us -uc -j"$MS_JOBS") >>"$log" 2>&1 ||
@@ -199,7 +216,7 @@ main() {
 	done
 	[ $# -gt 0 ] && srcs=("$@") || srcs=(util-linux e2fsprogs)
 	t0=$(date +%s)
-	need_pkgs dpkg-dev build-essential fakeroot debian-archive-keyring curl
+	need_pkgs dpkg-dev build-essential fakeroot debian-archive-keyring curl ccache
 	apt_setup
 	mkdir -p "$DEB_WORK"
 	for s in "${srcs[@]}"; do build_source "$s"; done
