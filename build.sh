@@ -48,19 +48,8 @@ suites_of() {
 
 # Newest source version of $1 in the baseline's suites.
 resolve_version() {
-	local pkg=$1 base=$2 v best='' suites
-	suites=" $(suites_of "$base") "
-	while IFS='|' read -r _ v where; do
-		v=${v// /}
-		local s=${where##* }
-		[ "$s" = Sources ] || continue
-		s=$(awk '{print $2}' <<<"$where")
-		s=${s%%/*}
-		case $suites in *" $s "*) ;; *) continue ;; esac
-		if [ -z "$best" ] || dpkg --compare-versions "$v" gt "$best"; then best=$v; fi
-	done < <(papt_cache madison "$pkg")
-	[ -n "$best" ] || die "no source package $pkg in $(suites_of "$base")"
-	printf '%s\n' "$best"
+	# shellcheck disable=SC2046
+	newest_src "$1" $(suites_of "$2")
 }
 
 # fetch_source PKG VERSION BASELINE -> prints the pristine directory.

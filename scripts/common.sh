@@ -80,6 +80,29 @@ _papt_opts() {
 papt_get() { local o; mapfile -t o < <(_papt_opts); apt-get "${o[@]}" "$@"; }
 papt_cache() { local o; mapfile -t o < <(_papt_opts); apt-cache "${o[@]}" "$@"; }
 
+# archive_versions PKG Sources|Packages SUITE...: the versions of PKG (source
+# or binary) that the private apt configuration knows in the given suites.
+archive_versions() {
+	local pkg=$1 kind=$2 v where s
+	shift 2
+	while IFS='|' read -r _ v where; do
+		[ "${where##* }" = "$kind" ] || continue
+		s=$(awk '{print $2}' <<<"$where")
+		case " $* " in *" ${s%%/*} "*) printf '%s\n' "${v// /}" ;; esac
+	done < <(papt_cache madison "$pkg")
+}
+
+# newest_src PKG SUITE...: the newest source version of PKG in the suites.
+newest_src() {
+	local pkg=$1 v best=''
+	shift
+	while read -r v; do
+		if [ -z "$best" ] || dpkg --compare-versions "$v" gt "$best"; then best=$v; fi
+	done < <(archive_versions "$pkg" Sources "$@")
+	[ -n "$best" ] || die "no source package $pkg in $*"
+	printf '%s\n' "$best"
+}
+
 # fetch_verified URI FILE SHA256: download one file apt told us about and
 # verify it; cached.
 fetch_verified() {

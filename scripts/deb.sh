@@ -35,17 +35,8 @@ usage() { awk 'NR > 1 && !/^#/ {exit} NR > 1 && !/shellcheck/ {sub(/^# ?/, ""); 
 # Newest source version of $1 in bookworm / bookworm-updates (as build.sh
 # resolves the deb12 baseline).
 deb12_version() {
-	local pkg=$1 v where s best=''
-	while IFS='|' read -r _ v where; do
-		v=${v// /}
-		[ "${where##* }" = Sources ] || continue
-		s=$(awk '{print $2}' <<<"$where")
-		s=${s%%/*}
-		case " $SUITES " in *" $s "*) ;; *) continue ;; esac
-		if [ -z "$best" ] || dpkg --compare-versions "$v" gt "$best"; then best=$v; fi
-	done < <(papt_cache madison "$pkg")
-	[ -n "$best" ] || die "no source package $pkg in $SUITES"
-	printf '%s\n' "$best"
+	# shellcheck disable=SC2086
+	newest_src "$1" $SUITES
 }
 
 # The version Debian's next update of VER would get: +deb12uN -> +deb12u(N+1),
@@ -67,7 +58,7 @@ next_debian_update() {
 # dpkg --compare-versions against VER, against the binary versions Debian 12
 # ships of PKG (binNMUs such as 1.47.0-2+b2), and against the next update.
 local_version() {
-	local v=$1 pkg=$2 ours next b where s
+	local v=$1 pkg=$2 ours next b
 	if [[ $v =~ \+deb12u[0-9]+$ ]]; then
 		ours=$v+mountsafe$REV
 	else
@@ -75,13 +66,10 @@ local_version() {
 	fi
 	next=$(next_debian_update "$v")
 	dpkg --compare-versions "$ours" gt "$v" || die "$ours does not sort above $v"
-	while IFS='|' read -r _ b where; do
-		b=${b// /}
-		[ "${where##* }" = Packages ] || continue
-		s=$(awk '{print $2}' <<<"$where")
-		case " $SUITES " in *" ${s%%/*} "*) ;; *) continue ;; esac
+	# shellcheck disable=SC2086
+	while read -r b; do
 		dpkg --compare-versions "$ours" gt "$b" || die "$ours does not sort above Debian's binary $pkg $b"
-	done < <(papt_cache madison "$pkg")
+	done < <(archive_versions "$pkg" Packages $SUITES)
 	dpkg --compare-versions "$ours" lt "$next" || die "$ours does not sort below $next"
 	printf '%s\n' "$ours"
 }
