@@ -19,9 +19,11 @@
 # tree's commits back as patch files.  Both touch only what changed, so make
 # rebuilds only what a patch edit affects.
 
-# The series file of a component/baseline; "series" may name patches in the
-# component's shared directory as "../name.patch".
-series_dir() { printf '%s/patches/%s/%s\n' "$MS_ROOT" "$1" "$2"; }
+# The series file of a component/baseline; "series" may name a patch shared
+# by every baseline as "../name.patch" (patches/COMPONENT/name.patch): one
+# copy of a change that is the same on every baseline.
+comp_dir() { printf '%s/patches/%s\n' "$MS_ROOT" "$1"; }
+series_dir() { printf '%s/%s\n' "$(comp_dir "$1")" "$2"; }
 
 series_list() {
 	local f
@@ -95,11 +97,24 @@ tree_has_local_work() {
 # series_export TREE COMPONENT BASELINE: write every commit pristine..HEAD as a
 # patch file and rewrite the series.  Uncommitted edits are folded into the
 # newest commit first, so "edit, then export" is one command.
+#
+# A commit whose Patch-Name is "../NAME.patch" is a patch shared by every
+# baseline's series (patches/COMPONENT/NAME.patch): it is written there, and
+# the other baselines' trees pick it up at the next ./build.sh.  A patch
+# file is rewritten only when the change or its message differ: a diff that
+# applies to the commit's parent and gives the commit's tree is kept as it
+# is (so a shared patch does not flip between the baselines' line offsets).
 series_export() {
-	local tree=$1 comp=$2 base=$3 dir c name subj body fwd upd out old tmp today n=0
+	local tree=$1 comp=$2 base=$3 dir c name subj body fwd upd out old tmp today n=0 rel
 	dir=$(series_dir "$comp" "$base")
 	mkdir -p "$dir"
 	today=$(date -u +%F)
+	# A tree made from an older patches/ (another baseline's export changed a
+	# shared patch, or patches/ was edited) would write the old patches back.
+	if [ "$(cat "$tree/.git/mountsafe-series" 2>/dev/null)" != "$(series_hash "$comp" "$base")" ] &&
+		[ "${MOUNTSAFE_EXPORT_FORCE:-0}" != 1 ]; then
+		die "$comp/$base: patches/$comp changed since this tree was made; run ./build.sh trees first (MOUNTSAFE_EXPORT_FORCE=1 overwrites patches/ with this tree)"
+	fi
 	if [ -n "$(git -C "$tree" status --porcelain --untracked-files=no)" ]; then
 		[ "$(git -C "$tree" rev-parse HEAD)" != "$(git -C "$tree" rev-parse pristine)" ] ||
 			die "$tree: uncommitted edits but no patch to fold them into: git commit them first"
@@ -107,6 +122,7 @@ series_export() {
 		git -C "$tree" commit -q -a --amend --no-edit
 	fi
 	tmp=$(mktemp -d)
+	mkdir -p "$tmp/out"
 	: >"$tmp/series"
 	for c in $(git -C "$tree" rev-list --reverse pristine..HEAD); do
 		n=$((n + 1))
@@ -116,44 +132,83 @@ series_export() {
 			name=$(printf '%04d-%s.patch' "$n" \
 				"$(tr -c 'A-Za-z0-9\n' '-' <<<"$subj" | sed -e 's/--*/-/g' -e 's/^-//' -e 's/-$//' | cut -c1-52)")
 		fi
+		case $name in
+		../*/* | /* | */*/*) die "$comp/$base: patch name $name: only NAME or ../NAME" ;;
+		esac
 		fwd=$(git -C "$tree" log -1 --format=%B "$c" | sed -n 's/^Forwarded: //p' | tail -n1)
-		upd=$(git -C "$tree" log -1 --format=%B "$c" | sed -n 's/^Last-Update: //p' | tail -n1)
 		body=$(git -C "$tree" log -1 --format=%b "$c" |
 			grep -v -E '^(Patch-Name|Forwarded|Last-Update): ' | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}')
-		out=$tmp/$name
-		git -C "$tree" diff --no-color --no-ext-diff -M "$c^" "$c" >"$tmp/diff"
-		old=$dir/$name
-		if [ -z "$upd" ] || ! [ -f "$old" ] || ! patch_diff "$old" | cmp -s - "$tmp/diff"; then
-			upd=$today
-		fi
+		# Where the file goes, relative to patches/COMPONENT.
+		rel=$base/$name
+		[ "${name#../}" = "$name" ] || rel=${name#../}
+		out=$tmp/out/$rel
+		mkdir -p "${out%/*}"
+		old=$(comp_dir "$comp")/$rel
 		{
 			printf 'From: %s <%s>\n' "$(git -C "$tree" log -1 --format=%an "$c")" \
 				"$(git -C "$tree" log -1 --format=%ae "$c")"
 			printf 'Subject: %s\n' "$subj"
 			printf 'Forwarded: %s\n' "${fwd:-no}"
-			printf 'Last-Update: %s\n\n' "$upd"
+			printf 'Last-Update: @@UPDATE@@\n\n'
 			[ -z "$body" ] || printf '%s\n' "$body"
-			printf -- '---\n'
-			git -C "$tree" diff --no-color --no-ext-diff --stat=72 "$c^" "$c"
-			printf '\n'
-			cat "$tmp/diff"
-		} >"$out"
+		} >"$tmp/head"
+		if [ -f "$old" ] && patch_gives "$tree" "$old" "$c"; then
+			# Same change: keep the old diff part.
+			awk '/^---$/ {p=1} p' "$old" >"$tmp/tail"
+		else
+			{
+				printf -- '---\n'
+				git -C "$tree" diff --no-color --no-ext-diff --stat=72 "$c^" "$c"
+				printf '\n'
+				# No "index" lines: they name one baseline's blobs.
+				git -C "$tree" diff --no-color --no-ext-diff -M "$c^" "$c" | grep -v '^index '
+			} >"$tmp/tail"
+		fi
+		cat "$tmp/head" "$tmp/tail" >"$tmp/new"
+		# The date moves only when the file would change.
+		upd=$today
+		if [ -f "$old" ] && sed 's/^Last-Update: .*/Last-Update: @@UPDATE@@/' "$old" | cmp -s - "$tmp/new"; then
+			upd=$(patch_field "$old" Last-Update)
+		fi
+		sed "s/^Last-Update: @@UPDATE@@\$/Last-Update: $upd/" "$tmp/new" >"$out"
 		echo "$name" >>"$tmp/series"
 	done
 	# Keep the old series' comment lines at the top.
 	{ grep '^#' "$dir/series" 2>/dev/null || true; cat "$tmp/series"; } >"$tmp/series.new"
+	# Patches this series no longer names: a baseline's own are removed; a
+	# shared one only when no other series names it either.
 	for name in $(series_list "$comp" "$base"); do
-		grep -qxF "$name" "$tmp/series" || { say "removing patches/$comp/$base/$name"; rm -f "$dir/$name"; }
+		grep -qxF "$name" "$tmp/series" && continue
+		if [ "${name#../}" = "$name" ]; then
+			say "removing patches/$comp/$base/$name"; rm -f "$dir/$name"
+		elif ! grep -lxF "$name" "$(comp_dir "$comp")"/*/series | grep -qvxF "$dir/series"; then
+			say "removing patches/$comp/${name#../}"; rm -f "$dir/$name"
+		fi
 	done
-	for out in "$tmp"/*.patch; do
-		[ -e "$out" ] || continue
-		cmp -s "$out" "$dir/${out##*/}" || { cp "$out" "$dir/"; say "wrote patches/$comp/$base/${out##*/}"; }
-	done
+	while read -r out; do
+		rel=${out#"$tmp"/out/}
+		cmp -s "$out" "$(comp_dir "$comp")/$rel" ||
+			{ cp "$out" "$(comp_dir "$comp")/$rel"; say "wrote patches/$comp/$rel"; }
+	done < <(find "$tmp/out" -name '*.patch' | sort)
 	cmp -s "$tmp/series.new" "$dir/series" || cp "$tmp/series.new" "$dir/series"
 	rm -rf "$tmp"
 	git -C "$tree" rev-parse HEAD >"$tree/.git/mountsafe-applied"
 	series_hash "$comp" "$base" >"$tree/.git/mountsafe-series"
 	say "$comp/$base: $n patch(es) in patches/$comp/$base/series"
+}
+
+# patch_gives TREE PATCHFILE COMMIT: does PATCHFILE, applied to COMMIT's
+# parent, give exactly COMMIT's tree?
+patch_gives() {
+	local tree=$1 pf=$2 c=$3 idx rc=1
+	idx=$(mktemp)
+	GIT_INDEX_FILE=$idx git -C "$tree" read-tree "$c^"
+	if GIT_INDEX_FILE=$idx git -C "$tree" apply --cached --whitespace=nowarn "$pf" 2>/dev/null &&
+		[ "$(GIT_INDEX_FILE=$idx git -C "$tree" write-tree)" = "$(git -C "$tree" rev-parse "$c^{tree}")" ]; then
+		rc=0
+	fi
+	rm -f "$idx"
+	return $rc
 }
 
 # A digest of everything in a series, to tell whether a tree is current.
