@@ -13,6 +13,7 @@
 #
 # Baselines: deb12    = Debian 12's util-linux and e2fsprogs source packages
 #                       (Debian's own patches applied)
+#            deb13    = the same for Debian 13 (trixie and trixie-updates)
 #            upstream = newest util-linux and e2fsprogs in sid, pristine
 #                       upstream tarballs
 # Tool sets: stock-<baseline> (no series) and patched-<baseline>.
@@ -24,7 +25,7 @@ set -euo pipefail
 . "$MS_ROOT/scripts/patchq.sh"
 
 COMPONENTS=(util-linux e2fsprogs)
-BASELINES=(deb12 upstream)
+BASELINES=(deb12 deb13 upstream)
 STAGE=$MS_BUILD/stage
 LOGS=$MS_BUILD/logs
 MANIFEST=$MS_BUILD/manifest.txt
@@ -42,6 +43,7 @@ host_deps() {
 suites_of() {
 	case $1 in
 	deb12) echo "bookworm bookworm-updates" ;;
+	deb13) echo "trixie trixie-updates" ;;
 	upstream) echo "sid" ;;
 	esac
 }
@@ -65,7 +67,7 @@ fetch_source() {
 	mkdir -p "$dl" "$MS_BUILD/pristine"
 	rm -rf "$dest" "$dest.tmp"
 	case $base in
-	deb12)
+	deb12 | deb13)
 		# The whole Debian source package, Debian's patches applied.
 		dpkg-source --no-check -x "$(fetch_dsc "$pkg" "$ver")" "$dest.tmp" >&2 ||
 			die "dpkg-source -x failed for $pkg $ver"

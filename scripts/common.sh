@@ -44,15 +44,15 @@ archive_uri() {
 }
 
 MS_APT=$MS_CACHE/apt
-# Private apt configuration: bookworm (+updates), trixie, trixie-backports,
-# sid; binaries and sources. Index refresh at most once every 12 hours.
+# Private apt configuration: bookworm (+updates), trixie (+updates,
+# backports), sid; binaries and sources. Index refresh at most once every 12 hours.
 apt_setup() {
 	local uri kr=/usr/share/keyrings/debian-archive-keyring.gpg stamp
 	mkdir -p "$MS_APT/lists/partial" "$MS_APT/archives/partial" "$MS_APT/etc"
 	uri=$(archive_uri)
 	{
 		local s
-		for s in bookworm bookworm-updates trixie trixie-backports sid; do
+		for s in bookworm bookworm-updates trixie trixie-updates trixie-backports sid; do
 			echo "deb [signed-by=$kr] $uri $s main"
 			echo "deb-src [signed-by=$kr] $uri $s main"
 		done
@@ -124,7 +124,14 @@ fetch_dsc() {
 		uri=$(cut -d"'" -f2 <<<"$line")
 		file=$(awk '{print $2}' <<<"$line")
 		sum=$(awk '{print $4}' <<<"$line")
-		fetch_verified "$uri" "$dl/$file" "${sum#SHA256:}"
+		case $file in
+		*.asc)
+			# The upstream tarball's signature: dpkg-source --no-check
+			# does not read it, and mirrors do not always carry it.
+			(fetch_verified "$uri" "$dl/$file" "${sum#SHA256:}") 2>/dev/null ||
+				say "note: $file not on the mirror (not needed)" ;;
+		*) fetch_verified "$uri" "$dl/$file" "${sum#SHA256:}" ;;
+		esac
 	done < <(papt_get --print-uris -qq source "$pkg=$ver" | grep "^'")
 	[ -f "$dl/${pkg}_${ver#*:}.dsc" ] || die "no .dsc for $pkg $ver"
 	printf '%s\n' "$dl/${pkg}_${ver#*:}.dsc"
