@@ -24,7 +24,16 @@ set -euo pipefail
 # shellcheck source=patchq.sh
 . "$MS_ROOT/scripts/patchq.sh"
 
-DEB_WORK=$MS_BUILD/deb
+# The build happens outside the checkout, as the unprivileged build user:
+# a checkout may live where that user cannot go (root's home is mode 700).
+# The directory also keeps each source's last packages (out-<source>/,
+# stamped with what they were built from), which a new clone of the same
+# series reuses instead of building them again.
+if [ "$(id -u)" -eq 0 ]; then
+	DEB_WORK=${MOUNTSAFE_DEB_WORK:-/var/cache/mountsafe/deb}
+else
+	DEB_WORK=${MOUNTSAFE_DEB_WORK:-$MS_CACHE/deb}
+fi
 DEB_OUT=$MS_BUILD/debs
 LOGS=$MS_BUILD/logs
 REV=${MOUNTSAFE_DEB_REV:-1}
@@ -121,9 +130,9 @@ build_source() {
 	ver=$(deb12_version "$pkg")
 	ours=$(local_version "$ver" "$pkg")
 	out=$DEB_WORK/out-$pkg
-	stamp="$ours $(series_hash "$comp" deb12) opts=${DEB_BUILD_OPTIONS:-}"
+	stamp="$ours $(series_hash "$comp" deb12) opts=${DEB_BUILD_OPTIONS:-} deb.sh=$(sha256sum <"$0" | cut -c1-16)"
 	if [ -f "$out/.stamp" ] && [ "$(cat "$out/.stamp")" = "$stamp" ]; then
-		say "$pkg $ours: up to date (${out#"$MS_ROOT"/})"
+		say "$pkg $ours: up to date ($out, built from the same series)"
 		return 0
 	fi
 	dsc=$(fetch_dsc "$pkg" "$ver")
@@ -158,6 +167,7 @@ build_source() {
 			{ tail -n 30 "$log" >&2; die "apt-get build-dep failed for $pkg"; }
 	fi
 	mkdir -p "$DEB_WORK/.home" "$DEB_CCACHE"
+	chmod 755 "$DEB_WORK"
 	[ "$(id -u)" -ne 0 ] ||
 		chown -R nobody:nogroup "$DEB_WORK/.home" "$DEB_WORK/$pkg-$ours" "$DEB_CCACHE"
 	say "dpkg-buildpackage $pkg $ours (DEB_BUILD_OPTIONS='${DEB_BUILD_OPTIONS:-}'; log: ${log#"$MS_ROOT"/})"
@@ -196,9 +206,30 @@ collect() {
 	echo "packages in ${DEB_OUT#"$MS_ROOT"/}: $(find "$DEB_OUT" -name "*.deb" | wc -l) .deb, SHA256SUMS"
 }
 
+# check_access: what a package build needs from the build user, without a
+# build: read a file copied from this checkout into the work directory, and
+# make HOME/.cache (dh_auto_clean does).  The negative control
+# "build-anywhere" (tests/stages/controls) runs it from a clone in a mode-700
+# directory.
+check_access() {
+	local d=$DEB_WORK/access-check
+	rm -rf "$d" && mkdir -p "$d/src" "$DEB_WORK/.home"
+	chmod 755 "$DEB_WORK"
+	cp "$(series_dir util-linux deb12)/series" "$d/src/series"
+	[ "$(id -u)" -ne 0 ] || chown -R nobody:nogroup "$d" "$DEB_WORK/.home"
+	# shellcheck disable=SC2016 # expanded by the build user's shell
+	(cd "$d/src" && as_builder sh -c 'cat series >/dev/null && mkdir -p "$HOME/.cache"') ||
+		die "the build user cannot use $d"
+	rm -rf "$d"
+	echo "the build user can read the sources and write HOME in $DEB_WORK"
+}
+
 main() {
 	local srcs=() s t0
-	case ${1:-} in -h | --help | help) usage; exit 0 ;; esac
+	case ${1:-} in
+	-h | --help | help) usage; exit 0 ;;
+	--check-access) check_access; exit 0 ;;
+	esac
 	for s in "$@"; do
 		case $s in util-linux | e2fsprogs) ;; *) usage >&2; exit 2 ;; esac
 	done

@@ -1,18 +1,20 @@
-#!/bin/busybox sh
 # shellcheck shell=dash
-# mountsafe guest runner: /init of the test VM (busybox ash).
+# mountsafe scenario runner, sourced by the guest /init (tests/lib/guest/init)
+# with ms.mode=matrix; busybox ash.
 #
-# One boot = one (kernel, bdev_allow_write_mounted) pair.  It runs every
-# scenario for every tool set and prints one line per run on the serial
-# console:
+# One boot = one (kernel, bdev_allow_write_mounted) pair, or one shard of it
+# (ms.shard=I/N: every N-th (tool set, scenario) pair from the I-th).  It
+# runs every scenario for every tool set and prints, on the serial console:
+#   @@BEGIN <toolset> <scenario>
+#     | ...   the scenario's own output and the after-checks' findings
 #   @@R <toolset> <scenario> <outcome> <seconds> <checks> <note>   (tab-separated)
-# tests/run reads those lines and decides the verdicts.
+# and @@DONE at the end.  The host (tests/stages/matrix) decides the verdicts.
 #
 # A scenario is a file tests/scenarios/<id>, sourced in a subshell.  Header
-# lines (read by tests/run and by this runner):
+# lines (read by the host and by this runner):
 #   #@ description <text>
-#   #@ requires <word>...      loop | disks=2 | tune-ioctl   (unmet -> skip)
-#   #@ expect <toolset-glob> <switch 0|1|*> <kernel-glob> <works|refused>
+#   #@ requires <word>...      loop | disks=2        (unmet -> skip, naming it)
+#   #@ expect <toolset-glob> <switch 0|1|*> <kernel-glob> <works|refused|error>
 #                              first matching line wins
 #   #@ dmesg-allow <regex>     kernel messages this scenario may cause
 # It defines run() and may define cleanup().  run() ends in one of:
@@ -20,13 +22,14 @@
 #   refused "why"               -> outcome "refused" (the kernel's EBUSY reached the user)
 #   fail "why"                  -> outcome "error"
 # Helpers: try CMD... (run it; on failure decide refused/error from its
-# output), mkfs DEV [SIZE] [mke2fs options] (make a filesystem with the harness's
+# output with is_refusal, tests/lib/guest/refusal.sh), expect_rc RC CMD...,
+# mkfs DEV [SIZE] [mke2fs options] (make a filesystem with the harness's
 # mke2fs and register DEV for the after-checks), fill DIR DEV (write test
 # files, remember checksums), log, tool NAME ARGS (a tool of the tool set
-# under test whose name is not a shell word, e.g. fsck.ext4).  Every tool of
-# the tool set under test (mount, losetup, resize2fs, tune2fs, ...) is a
-# shell function calling that tool set's binary; the harness's own tools
-# (stock-deb12) are $HB/<name>.
+# under test whose name is not a shell word, e.g. fsck.ext4), is_refusal
+# FILE.  Every tool of the tool set under test (mount, losetup, resize2fs,
+# tune2fs, ...) is a shell function calling that tool set's binary; the
+# harness's own tools (stock-deb12) are $HB/<name>.
 #
 # After every run the runner itself checks: nothing left mounted, no loop
 # device attached, e2fsck -fn clean on each registered filesystem, test files
@@ -41,13 +44,10 @@ MNT2=/mnt/b
 SC_DIR=/harness/scenarios
 W=/tmp/w
 HB=/hb	# harness tools (stock-deb12), see make_hb
-HARNESS_FUNCS="log refused fail skip_scenario try expect_rc mkfs register_fs fill tool run cleanup"
+HARNESS_FUNCS="log refused fail skip_scenario try expect_rc mkfs register_fs fill tool is_refusal run cleanup"
 
 mount_sys() {
-	/bin/busybox --install -s /bin
-	mount -t proc proc /proc
 	mount -t sysfs sys /sys
-	mount -t devtmpfs dev /dev
 	mount -t tmpfs -o size=1200m tmp /tmp
 	mkdir -p /dev/pts /run /mnt/a /mnt/b /mnt/c /etc
 	mount -t devpts devpts /dev/pts
@@ -57,20 +57,10 @@ mount_sys() {
 	echo 'root:x:0:0:root:/root:/bin/sh' >/etc/passwd
 }
 
-arg() {	# value of ms.<name>= on the kernel command line
-	sed -n "s/.*[[:space:]]ms\.$1=\([^[:space:]]*\).*/\1/p" /proc/cmdline
-}
-
-load_modules() {
-	local rel m
-	rel=$(uname -r)
-	for m in virtio_blk loop; do
-		if [ -s "/kmod/$rel/$m.ko" ]; then
-			insmod "/kmod/$rel/$m.ko" || echo "insmod $m failed"
-		fi
-	done
-	# loop devices are created on demand through /dev/loop-control.
-	i=0
+# The disk driver was loaded by /init; wait for the second disk.  (Loop
+# devices are created on demand through /dev/loop-control.)
+wait_disks() {
+	local i=0
 	while [ ! -b $D2 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 }
 
@@ -116,9 +106,11 @@ refused() { echo "OUTCOME refused: $*"; exit 10; }
 fail() { echo "OUTCOME error: $*"; exit 2; }
 skip_scenario() { echo "OUTCOME skip: $*"; exit 11; }
 
+. /harness/refusal.sh
+
 # try CMD...: run CMD, show its output; on failure the scenario ends as
-# "refused" when the output shows the kernel's refusal (EBUSY, "Can't open blockdev", or our
-# messages naming bdev_allow_write_mounted), otherwise as "error".
+# "refused" when the output shows the kernel's refusal (is_refusal),
+# otherwise as "error".
 try() {
 	local rc
 	echo "\$ $*"
@@ -127,9 +119,7 @@ try() {
 	cat $W/out
 	[ $rc -eq 0 ] && return 0
 	echo "(exit $rc)"
-	if grep -q -i -e 'busy' -e 'bdev_allow_write_mounted' -e "can't open blockdev" $W/out; then
-		refused "$1 exit $rc"
-	fi
+	is_refusal $W/out && refused "$1 exit $rc"
 	fail "$1 exit $rc"
 }
 # expect_rc RC CMD...: like try, but RC is the success exit code.
@@ -142,9 +132,7 @@ expect_rc() {
 	cat $W/out
 	[ $rc -eq "$want" ] && return 0
 	echo "(exit $rc, expected $want)"
-	if grep -q -i -e 'busy' -e 'bdev_allow_write_mounted' -e "can't open blockdev" $W/out; then
-		refused "$1 exit $rc"
-	fi
+	is_refusal $W/out && refused "$1 exit $rc"
 	fail "$1 exit $rc (expected $want)"
 }
 
@@ -241,16 +229,15 @@ check_dmesg() {
 	fi
 }
 
-requirements_met() {	# file -> 0 if every "#@ requires" word holds
+unmet_requirement() {	# file -> prints the first "#@ requires" word that does not hold
 	local w
 	for w in $(sed -n 's/^#@ requires //p' "$1"); do
 		case $w in
-		loop) [ -e /dev/loop-control ] || return 1 ;;
-		disks=2) [ -b $D2 ] || return 1 ;;
-		*) echo "# unknown requirement $w"; return 1 ;;
+		loop) [ -e /dev/loop-control ] || { echo "loop (no /dev/loop-control)"; return; } ;;
+		disks=2) [ -b $D2 ] || { echo "disks=2 (no $D2)"; return; } ;;
+		*) echo "$w (a requirement this runner does not know)"; return ;;
 		esac
 	done
-	return 0
 }
 
 # run_one TOOLSET SCENARIO
@@ -259,10 +246,11 @@ run_one() {
 	tag="$ts:$sc"
 	rm -rf $W && mkdir -p $W
 	echo "mountsafe: begin $tag" >/dev/kmsg
-	echo "## ---- $ts $sc ----"
+	printf '@@BEGIN\t%s\t%s\n' "$ts" "$sc"
 	t0=$(cut -d' ' -f1 /proc/uptime)
-	if ! requirements_met "$f"; then
-		printf '@@R\t%s\t%s\t%s\t%s\t%s\t%s\n' "$ts" "$sc" skip 0 - "requirement not met"
+	note=$(unmet_requirement "$f")
+	if [ -n "$note" ]; then
+		printf '@@R\t%s\t%s\t%s\t%s\t%s\t%s\n' "$ts" "$sc" skip 0 - "requires $note"
 		return
 	fi
 	# The scenario: fresh disks, its own subshell, a watchdog.
@@ -309,16 +297,19 @@ run_one() {
 main() {
 	mount_sys
 	echo 1 >/proc/sys/kernel/printk_ratelimit 2>/dev/null
-	load_modules
+	wait_disks
 	make_hb
-	local toolsets scenarios ts sc
+	local toolsets scenarios ts sc shard i=0 n=1 k=0
 	toolsets=$(arg toolsets | tr ',' ' ')
 	scenarios=$(arg scenarios | tr ',' ' ')
 	[ -n "$scenarios" ] || scenarios=$(ls $SC_DIR)
-	echo "@@BOOT kernel=$(uname -r) cmdline=$(cat /proc/cmdline)"
+	echo "# runner ready at $(cut -d' ' -f1 /proc/uptime)s of uptime"
+	shard=$(arg shard)
+	[ -z "$shard" ] || { i=${shard%/*}; n=${shard#*/}; }
 	for ts in $toolsets; do
 		for sc in $scenarios; do
-			run_one "$ts" "$sc"
+			[ $((k % n)) -eq "$i" ] && run_one "$ts" "$sc"
+			k=$((k + 1))
 		done
 	done
 	echo "@@DONE $(cut -d' ' -f1 /proc/uptime)"

@@ -1,0 +1,287 @@
+# shellcheck shell=bash
+# The one host-side VM layer of the mountsafe tests, sourced by every stage
+# (after scripts/common.sh):
+#
+#   kernels      vm_kernels [k6,k7] -> KDIR[k] KREL[k]: Debian cloud kernels,
+#                newest of their series, resolved at run time (the only place
+#                that says what k6 and k7 are)
+#   modules      kernel_modules K: the kernel's whole module tree (cached)
+#   root trees   rootfs_tarball SUITE PKGS: a cached debootstrap (minbase+PKGS)
+#   initramfs    initramfs_make OUT KERNELS DIR...: busybox, the one guest
+#                /init (tests/lib/guest/init), virtio_blk/loop modules of the
+#                kernels, plus the given directories' contents
+#   accelerator  vm_accel: kvm when a probe boot reaches /init, else tcg;
+#                MOUNTSAFE_ACCEL=kvm|tcg forces it
+#   boot         vm_boot: one QEMU run, booted again once if the guest died
+#                before /init printed @@BOOT
+#   parallel     vm_parallel FUNC JOB...: FUNC JOB for every job, as many at
+#                once as there are cores (MOUNTSAFE_VMS)
+#
+# Guests talk back on their serial console (see tests/lib/guest/init):
+#   @@BOOT ...                        /init ran
+#   @@BEGIN <toolset> <scenario>      a scenario's output follows
+#   @@R <toolset> <scenario> <outcome> <seconds> <checks> <note>  (tab-separated)
+#   @@DONE <uptime>                   the guest finished its work
+
+# shellcheck disable=SC2034 # used by the stages
+MS_TESTS=$MS_ROOT/tests
+VM_DIR=$MS_BUILD/vm
+# The kernels every stage may boot: name, version glob, suites.
+declare -A KERNEL_SPEC=(
+	[k6]="6.12.* trixie"
+	[k7]="7.* sid trixie-backports"
+)
+KERNELS_ALL=k6,k7
+declare -A KDIR KREL
+
+# newest_bin PKG VERSION-GLOB SUITE...: newest binary version of PKG.
+newest_bin() {
+	local pkg=$1 glob=$2 best='' v
+	shift 2
+	while read -r v; do
+		# shellcheck disable=SC2053
+		[[ $v == $glob ]] || continue
+		if [ -z "$best" ] || dpkg --compare-versions "$v" gt "$best"; then best=$v; fi
+	done < <(archive_versions "$pkg" Packages "$@")
+	printf '%s\n' "$best"
+}
+
+# kernel_unpack IMG META DEST: download the kernel image package IMG at
+# version META, plus its linux-{binary,modules,base}-* parts (7.x split the
+# image), and unpack them all into DEST.
+kernel_unpack() {
+	local img=$1 meta=$2 dest=$3 deps p
+	mkdir -p "$dest.debs" "$dest"
+	deps=$(papt_cache show "$img=$meta" | sed -n 's/^Depends: //p' | head -n1 |
+		tr ',' '\n' | grep -o 'linux-\(binary\|modules\|base\)-[0-9][^ ]*-cloud-amd64' || true)
+	for p in $img $deps; do
+		(cd "$dest.debs" && papt_get download -q "$p=$meta" >/dev/null 2>&1) ||
+			die "apt-get download $p=$meta failed"
+	done
+	for p in "$dest.debs"/*.deb; do dpkg-deb -x "$p" "$dest"; done
+	rm -rf "$dest.debs"
+}
+
+# kernel_fetch NAME: the unpacked kernel directory of k6 or k7 (vmlinuz,
+# loop.ko, virtio_blk.ko, config, RELEASE, VERSION), cached.
+kernel_fetch() {
+	local name=$1 glob suites meta img dir p ko vmlinuz rel
+	[ -n "${KERNEL_SPEC[$name]:-}" ] || die "unknown kernel $name (known: ${!KERNEL_SPEC[*]})"
+	read -r glob suites <<<"${KERNEL_SPEC[$name]}"
+	# shellcheck disable=SC2086
+	meta=$(newest_bin linux-image-cloud-amd64 "$glob" $suites)
+	[ -n "$meta" ] || die "no linux-image-cloud-amd64 $glob in $suites"
+	img=$(papt_cache show "linux-image-cloud-amd64=$meta" | sed -n 's/^Depends: //p' | head -n1 |
+		tr ',' '\n' | grep -o 'linux-image-[0-9][^ ]*-cloud-amd64' | head -n1)
+	[ -n "$img" ] || die "cannot resolve the kernel behind linux-image-cloud-amd64 $meta"
+	dir=$MS_CACHE/kernels/$img-$meta
+	if [ ! -f "$dir/VERSION" ]; then
+		say "fetching kernel $img $meta"
+		rm -rf "$dir.tmp" && mkdir -p "$dir.tmp"
+		kernel_unpack "$img" "$meta" "$dir.tmp/root"
+		# 6.x: /boot/vmlinuz-REL; 7.x: /usr/lib/modules/REL/vmlinuz.
+		vmlinuz=$(find "$dir.tmp/root" \( -name 'vmlinuz-*' -o -name vmlinuz \) -type f | head -n1 || true)
+		[ -n "$vmlinuz" ] || die "no vmlinuz in $img"
+		cp "$vmlinuz" "$dir.tmp/vmlinuz"
+		rel=$(find "$dir.tmp/root" -path '*/modules/*/modules.order' | head -n1 || true)
+		rel=${rel%/modules.order}
+		for p in loop virtio_blk; do
+			ko=$(find "$dir.tmp/root/lib/modules" "$dir.tmp/root/usr/lib/modules" -name "$p.ko*" 2>/dev/null | head -n1 || true)
+			case $ko in
+			*.xz) xz -dc "$ko" >"$dir.tmp/$p.ko" ;;
+			*.zst) zstd -qdc "$ko" >"$dir.tmp/$p.ko" ;;
+			"") : >"$dir.tmp/$p.ko" ;; # built in
+			*) cp "$ko" "$dir.tmp/$p.ko" ;;
+			esac
+		done
+		cp "$(find "$dir.tmp/root" \( -name 'config-*' -o -name config \) -type f | head -n1)" \
+			"$dir.tmp/config" 2>/dev/null || true
+		echo "${rel##*/}" >"$dir.tmp/RELEASE"
+		echo "$img $meta" >"$dir.tmp/VERSION"
+		rm -rf "$dir.tmp/root" "$dir"
+		mv "$dir.tmp" "$dir"
+	fi
+	printf '%s\n' "$dir"
+}
+
+# vm_kernels K1,K2,...: fetch the kernels, fill KDIR and KREL.
+vm_kernels() {
+	local k
+	for k in ${1//,/ }; do
+		[ -n "${KDIR[$k]:-}" ] && continue
+		KDIR[$k]=$(kernel_fetch "$k")
+		KREL[$k]=$(cat "${KDIR[$k]}/RELEASE")
+	done
+}
+# kernel_short K: the release without the Debian suffix (6.12.117), the
+# "kernel" column of every results table.
+kernel_short() { printf '%s\n' "${KREL[$1]%%+*}"; }
+
+# kernel_modules K: a cached directory holding the kernel's whole
+# lib/modules/<release> tree (scsi_debug, dm-*, ... for the Debian guests).
+kernel_modules() {
+	local k=$1 img meta rel out p
+	read -r img meta <"${KDIR[$k]}/VERSION"
+	rel=${KREL[$k]}
+	out=$MS_CACHE/modules/$rel-$meta
+	if [ ! -f "$out/.ok" ]; then
+		say "fetching the module tree of $img $meta"
+		rm -rf "$out" && mkdir -p "$out"
+		kernel_unpack "$img" "$meta" "$out/x"
+		p=$(find "$out/x" -type d -path "*/modules/$rel" | head -n1)
+		[ -n "$p" ] || die "no modules/$rel in $img"
+		mv "$p" "$out/$rel"
+		rm -rf "$out/x"
+		touch "$out/.ok"
+	fi
+	printf '%s\n' "$out/$rel"
+}
+
+# rootfs_tarball SUITE PACKAGES: a cached tarball of a debootstrap'd Debian
+# root (minbase + PACKAGES, comma-separated), from the archive the machine's
+# apt sources name.  Every stage that needs a Debian guest starts from one.
+rootfs_tarball() {
+	local suite=$1 pkgs=$2 dir=$MS_CACHE/rootfs key tar t0
+	key=$(printf '%s %s v2\n' "$suite" "$pkgs" | sha256sum | cut -c1-12)
+	tar=$dir/$suite-$key.tar
+	if [ ! -s "$tar" ]; then
+		need_pkgs debootstrap
+		mkdir -p "$dir/debs"
+		rm -rf "$dir/$key.tmp"
+		t0=$(date +%s)
+		say "debootstrap $suite (minbase + $pkgs)"
+		debootstrap --variant=minbase --include="$pkgs" --cache-dir="$dir/debs" \
+			--keyring=/usr/share/keyrings/debian-archive-keyring.gpg \
+			"$suite" "$dir/$key.tmp" "$(archive_uri)" >"$dir/debootstrap-$suite-$key.log" 2>&1 ||
+			{ tail -n 20 "$dir/debootstrap-$suite-$key.log" >&2; die "debootstrap failed (log: $dir/debootstrap-$suite-$key.log)"; }
+		rm -rf "$dir/$key.tmp"/var/cache/apt/archives/*.deb
+		tar -C "$dir/$key.tmp" -cf "$tar.part" . && mv "$tar.part" "$tar"
+		rm -rf "$dir/$key.tmp"
+		say "debootstrap $suite: $(($(date +%s) - t0))s"
+	fi
+	printf '%s\n' "$tar"
+}
+
+# initramfs_make OUT KERNELS [DIR...]: a newc cpio with busybox, the guest
+# /init, the disk and loop drivers of each kernel (/kmod/<release>/) and the
+# contents of each DIR on top.
+initramfs_make() {
+	local out=$1 kernels=$2 r k
+	shift 2
+	r=$out.d
+	rm -rf "$r" && mkdir -p "$r"/{bin,proc,sys,dev,tmp,run,newroot}
+	cp /bin/busybox "$r/bin/busybox"
+	install -m 0755 "$MS_TESTS/lib/guest/init" "$r/init"
+	for k in ${kernels//,/ }; do
+		mkdir -p "$r/kmod/${KREL[$k]}"
+		cp "${KDIR[$k]}"/{virtio_blk,loop}.ko "$r/kmod/${KREL[$k]}/"
+	done
+	for d in "$@"; do cp -a "$d"/. "$r/"; done
+	(cd "$r" && find . | cpio -o -H newc --quiet) >"$out.tmp"
+	mv "$out.tmp" "$out"
+	rm -rf "$r"
+}
+
+# vm_accel: decide the accelerator for this run into VM_ACCEL, and export
+# it as MOUNTSAFE_ACCEL so that the stages inherit the decision.  KVM only
+# when a probe guest really reaches /init with it: on some hosts /dev/kvm
+# exists but guests crash.
+VM_ACCEL=${MOUNTSAFE_ACCEL:-}
+vm_accel() {
+	local k probe log
+	if [ -z "$VM_ACCEL" ]; then
+		VM_ACCEL=tcg
+		if [ -w /dev/kvm ]; then
+			k=${MS_KERNELS:-k6}
+			k=${k%%,*}
+			vm_kernels "$k"
+			probe=$VM_DIR/kvm-probe
+			mkdir -p "$probe"
+			initramfs_make "$probe/initramfs.cpio" "$k"
+			log=$probe/serial.log
+			timeout 60 qemu-system-x86_64 -accel kvm -cpu host -M q35 -m 256 -smp 1 \
+				-nodefaults -no-user-config -display none -no-reboot \
+				-serial "file:$log" -kernel "${KDIR[$k]}/vmlinuz" -initrd "$probe/initramfs.cpio" \
+				-append "console=ttyS0 panic=-1 quiet ms.mode=probe" >/dev/null 2>&1 || true
+			grep -q '^@@BOOT' "$log" 2>/dev/null && VM_ACCEL=kvm
+			rm -rf "$probe"
+		fi
+	fi
+	case $VM_ACCEL in kvm | tcg) ;; *) die "MOUNTSAFE_ACCEL must be kvm or tcg, not $VM_ACCEL" ;; esac
+	export MOUNTSAFE_ACCEL=$VM_ACCEL
+}
+vm_accel_opts() {
+	case $VM_ACCEL in
+	kvm) echo -accel kvm -cpu host ;;
+	*) echo -accel tcg -cpu max ;;
+	esac
+}
+
+# vm_boot [options] -- QEMU-ARGS...: one VM run.
+#   -k K        kernel (k6, k7)
+#   -i FILE     initramfs
+#   -a ARGS     kernel command line (console, panic and @@BOOT handling added)
+#   -l LOG      serial console log (ttyS0); -L LOG2 a second serial port
+#   -m MiB      memory (1024), -s N vCPUs (1), -t SECONDS timeout (1800)
+# The guest is booted again, once, when it died before /init printed @@BOOT
+# (seen under host load with TCG: a panic in early timer set-up); the first
+# log is kept as LOG.first-try.  Returns QEMU's exit status; the seconds
+# taken are appended to LOG.secs.
+vm_boot() {
+	local k='' initrd='' append='' log='' log2='' mem=1024 smp=1 tmo=1800 OPTIND o try rc t0
+	while getopts k:i:a:l:L:m:s:t: o; do
+		case $o in
+		k) k=$OPTARG ;; i) initrd=$OPTARG ;; a) append=$OPTARG ;; l) log=$OPTARG ;;
+		L) log2=$OPTARG ;; m) mem=$OPTARG ;; s) smp=$OPTARG ;; t) tmo=$OPTARG ;;
+		*) die "vm_boot: bad option" ;;
+		esac
+	done
+	shift $((OPTIND - 1))
+	[ "${1:-}" != -- ] || shift
+	local accel
+	vm_accel
+	read -ra accel <<<"$(vm_accel_opts)"
+	t0=$(date +%s)
+	for try in 1 2; do
+		rc=0
+		: >"$log"
+		[ -z "$log2" ] || : >"$log2"
+		timeout "$tmo" qemu-system-x86_64 "${accel[@]}" -M q35 -m "$mem" -smp "$smp" \
+			-nodefaults -no-user-config -display none -no-reboot \
+			-serial "file:$log" ${log2:+-serial "file:$log2"} \
+			-kernel "${KDIR[$k]}/vmlinuz" -initrd "$initrd" \
+			-append "console=ttyS0 panic=-1 no_timer_check $append ${MS_CONTROL_RDINIT:+rdinit=$MS_CONTROL_RDINIT}" \
+			"$@" >>"$log.qemu" 2>&1 || rc=$?
+		[ "$rc" = 0 ] || echo "qemu exited with $rc" >>"$log.qemu"
+		grep -q '^@@BOOT' "$log" 2>/dev/null && break
+		if [ "$try" = 1 ]; then
+			cp "$log" "$log.first-try"
+			echo "the guest died before /init (kept ${log##*/}.first-try); booting again" >>"$log.qemu"
+		fi
+	done
+	echo "$(($(date +%s) - t0))" >"$log.secs"
+	return "$rc"
+}
+
+# vm_parallel FUNC JOB...: run "FUNC JOB" for each JOB, at most VM_SLOTS at
+# a time (one per core: a TCG vCPU is one host thread).
+VM_SLOTS=${MOUNTSAFE_VMS:-$(nproc)}
+vm_parallel() {
+	local f=$1 j running=0
+	shift
+	for j in "$@"; do
+		"$f" "$j" &
+		running=$((running + 1))
+		if [ "$running" -ge "$VM_SLOTS" ]; then
+			wait -n || true
+			running=$((running - 1))
+		fi
+	done
+	wait || true
+}
+
+# guest_rows LOG: the @@R lines of a serial log, as TSV without the tag
+# (toolset, scenario, outcome, seconds, checks, note).
+guest_rows() {
+	tr -d '\r' <"$1" 2>/dev/null | grep $'^@@R\t' | cut -f2- || true
+}
