@@ -96,7 +96,8 @@ fetch_source() {
 regen_autotools() {
 	local t=$1
 	[ -f "$t/configure.ac" ] || return 0
-	if [ -n "$(find "$t" -maxdepth 3 \( -name configure.ac -o -name 'Makefile.am' -o -name '*.m4' \) \
+	# (util-linux includes Makemodule.am files from its Makefile.am.)
+	if [ -n "$(find "$t" \( -name configure.ac -o -name '*.am' -o -name '*.m4' \) \
 		-newer "$t/configure" -print -quit)" ]; then
 		say "autoreconf in ${t#"$MS_ROOT"/}"
 		mkdir -p "$LOGS"
@@ -166,18 +167,32 @@ configure_args() {
 	esac
 }
 
-# build TOOLSET COMPONENT SRCDIR
+# build TOOLSET COMPONENT SRCDIR: configure (once), make, install into the
+# tool set's staging root.
+#
+# The object directory build/obj/TOOLSET/COMPONENT sees its source through a
+# symlink beside it (build/obj/TOOLSET/COMPONENT.src -> SRCDIR) and runs
+# configure by that relative path, so every compiler command line is the
+# same for the stock and the patched build of a baseline, and in any clone:
+# ccache (which ignores the working directory) then serves every object a
+# patch did not change.  configure's results are cached per configure
+# script, arguments and host packages ($MS_CACHE/config/), so the second
+# tree of a baseline, and every later clone, skips the probes.
 build_one() {
-	local ts=$1 comp=$2 src=$3 obj=$MS_BUILD/obj/$1/$2 log=$LOGS/$1-$2.log args t0 stamp
+	local ts=$1 comp=$2 src=$3 top=$MS_BUILD/obj/$1 obj=$MS_BUILD/obj/$1/$2 log=$LOGS/$1-$2.log
+	local args t0 stamp cache
 	t0=$(date +%s)
 	args=$(configure_args "$comp")
-	mkdir -p "$obj" "$LOGS"
+	mkdir -p "$top" "$LOGS"
+	ln -sfn "$src" "$top/$comp.src"
 	stamp=$obj/.mountsafe-config
 	if [ ! -f "$obj/Makefile" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$src $args" ] ||
 		[ "$src/configure" -nt "$obj/config.status" ]; then
-		rm -rf "$obj" && mkdir -p "$obj"
+		rm -rf "$obj" && mkdir -p "$obj" "$MS_CACHE/config"
+		cache=$MS_CACHE/config/$comp-$( { cat "$src/configure"; echo "$args"; gcc -dumpfullversion;
+			dpkg-query -W; } | sha256sum | cut -c1-16).cache
 		# shellcheck disable=SC2086
-		(cd "$obj" && CC="ccache gcc" CFLAGS="-O2 -g" "$src/configure" $args) >"$log" 2>&1 ||
+		(cd "$obj" && CC="ccache gcc" CFLAGS="-O2 -g" "../$comp.src/configure" --cache-file="$cache" $args) >"$log" 2>&1 ||
 			{ tail -n 30 "$log" >&2; die "configure failed: $ts/$comp (log: $log)"; }
 		echo "$src $args" >"$stamp"
 	fi
@@ -186,6 +201,7 @@ build_one() {
 	make -C "$obj" install DESTDIR="$STAGE/$ts.new" >>"$log" 2>&1 ||
 		{ tail -n 30 "$log" >&2; die "install failed: $ts/$comp (log: $log)"; }
 	printf '  %-18s %-10s built in %ss\n' "$ts" "$comp" "$(($(date +%s) - t0))"
+	printf 'timing %s %s: %ss\n' "$ts" "$comp" "$(($(date +%s) - t0))" >>"$MANIFEST.new"
 }
 
 cmd_build() {
@@ -224,6 +240,7 @@ cmd_build() {
 			mv "$STAGE/$ts.new" "$STAGE/$ts"
 		done
 	done
+	echo "tool sets: $(($(date +%s) - t0))s" >>"$MANIFEST.new"
 	mv "$MANIFEST.new" "$MANIFEST"
 	echo "staged tool sets in ${STAGE#"$MS_ROOT"/}: $(cd "$STAGE" && echo *)"
 	echo "build done in $(($(date +%s) - t0))s; manifest: ${MANIFEST#"$MS_ROOT"/}"

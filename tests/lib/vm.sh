@@ -137,6 +137,12 @@ kernel_modules() {
 	printf '%s\n' "$out/$rel"
 }
 
+# The packages of every Debian guest beyond minbase: the system stage's
+# (systemd, the tools under test) and what util-linux's test suite calls.
+# One list, so one debootstrap serves both.
+# shellcheck disable=SC2034 # used by the stages
+GUEST_PKGS=systemd-sysv,udev,kmod,e2fsprogs,util-linux,mount,fdisk,procps,bash,bc,bzip2,diffutils,dosfstools,file,findutils,gawk,grep,gzip,sed,socat,squashfs-tools,tar,xz-utils
+
 # rootfs_tarball SUITE PACKAGES: a cached tarball of a debootstrap'd Debian
 # root (minbase + PACKAGES, comma-separated), from the archive the machine's
 # apt sources name.  Every stage that needs a Debian guest starts from one.
@@ -238,7 +244,7 @@ vm_boot() {
 	done
 	shift $((OPTIND - 1))
 	[ "${1:-}" != -- ] || shift
-	local accel
+	local accel TIMEFORMAT='qemu: user %Us, system %Ss, wall %Rs'
 	vm_accel
 	read -ra accel <<<"$(vm_accel_opts)"
 	t0=$(date +%s)
@@ -246,12 +252,13 @@ vm_boot() {
 		rc=0
 		: >"$log"
 		[ -z "$log2" ] || : >"$log2"
-		timeout "$tmo" qemu-system-x86_64 "${accel[@]}" -M q35 -m "$mem" -smp "$smp" \
+		# The VM's CPU time is recorded too: wall time depends on the host's load.
+		{ time timeout "$tmo" qemu-system-x86_64 "${accel[@]}" -M q35 -m "$mem" -smp "$smp" \
 			-nodefaults -no-user-config -display none -no-reboot \
 			-serial "file:$log" ${log2:+-serial "file:$log2"} \
 			-kernel "${KDIR[$k]}/vmlinuz" -initrd "$initrd" \
 			-append "console=ttyS0 panic=-1 no_timer_check $append ${MS_CONTROL_RDINIT:+rdinit=$MS_CONTROL_RDINIT}" \
-			"$@" >>"$log.qemu" 2>&1 || rc=$?
+			"$@" >>"$log.qemu" 2>&1 || rc=$?; } 2>>"$log.qemu"
 		[ "$rc" = 0 ] || echo "qemu exited with $rc" >>"$log.qemu"
 		grep -q '^@@BOOT' "$log" 2>/dev/null && break
 		if [ "$try" = 1 ]; then
