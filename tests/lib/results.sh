@@ -74,7 +74,8 @@ result_row() {
 split_scenario_logs() {
 	[ -f "$1" ] || return 0
 	tr -d '\r' <"$1" 2>/dev/null | awk -v dir="$2" -F'\t' '
-		$1 == "@@BEGIN" { f = dir "/" $2 "/" $3 ".log"; system("mkdir -p \"" dir "/" $2 "\""); printf "" >f; next }
+		$1 == "@@BEGIN" { f = dir "/" $2 "/" $3 ".log"; d = f; sub(/\/[^\/]*$/, "", d)
+			system("mkdir -p \"" d "\""); printf "" >f; next }
 		$1 == "@@R" && f != "" { print $0 >>f; close(f); f = ""; next }
 		f != "" { sub(/^  \| /, ""); print >>f }'
 }

@@ -188,6 +188,28 @@ initramfs_make() {
 	rm -rf "$r"
 }
 
+# toolset_payload DIR TOOLSETS: the tool sets (build/stage/<toolset>,
+# without headers, static libraries and docs; debug info stripped) under
+# DIR/ts/, and the host's shared libraries they need (they were built on
+# this host) at their paths under DIR.
+toolset_payload() {
+	local p=$1 ts lib
+	for ts in $2; do
+		mkdir -p "$p/ts/$ts"
+		(cd "$MS_BUILD/stage/$ts" && tar -cf - --exclude=./usr/share --exclude=./usr/include \
+			--exclude='*.a' --exclude='*.la' --exclude=./usr/lib/pkgconfig .) |
+			tar -xf - -C "$p/ts/$ts"
+		find "$p/ts/$ts" -type f -perm -u+x -exec strip --strip-debug {} + 2>/dev/null || true
+	done
+	{ find "$p/ts" -type f -perm -u+x -print0 | xargs -0 ldd 2>/dev/null || true; } |
+		awk '/=> \//{print $3} /^\t\/lib64/{print $1}' | sort -u |
+		while read -r lib; do
+			mkdir -p "$p$(dirname "$lib")"
+			cp -L "$lib" "$p$lib"
+		done
+	mkdir -p "$p/usr" && ln -sfn lib "$p/usr/lib64"
+}
+
 # vm_accel: decide the accelerator for this run into VM_ACCEL, and export
 # it as MOUNTSAFE_ACCEL so that the stages inherit the decision.  KVM only
 # when a probe guest really reaches /init with it: on some hosts /dev/kvm

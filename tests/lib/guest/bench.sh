@@ -1,0 +1,94 @@
+# shellcheck shell=dash
+# mountsafe benchmark, sourced by the guest /init with ms.mode=bench (busybox
+# ash).  For every tool set of ms.toolsets= it times the operations the
+# patches touch, rounds interleaved (stock and patched one after the other,
+# so that a drift of the host's speed hits both alike), and prints
+#   @@BENCH <measure> <toolset> <round> <seconds>     (tab-separated)
+# Measures:
+#   loop-cycles   50 x (mount -o loop IMG; umount)
+#   e2fsck-fn     e2fsck -fn of a filled 1.2 GiB filesystem (unmounted)
+#   online-grow   resize2fs of a mounted 256 MiB filesystem to 1 GiB
+#   tune2fs-5     tune2fs -c -C -i -e -m on a mounted filesystem
+D1=/dev/vda
+D2=/dev/vdb
+MNT=/mnt/a
+HB=/ts/stock-deb12
+mount -t sysfs sys /sys
+mount -t tmpfs -o size=256m tmp /tmp
+mkdir -p $MNT /run
+ln -sf /proc/self/mounts /etc/mtab 2>/dev/null
+i=0
+while [ ! -b $D2 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+
+bin() {	# bin TOOLSET NAME: the tool's path in the tool set
+	local d
+	for d in sbin usr/sbin bin usr/bin; do
+		[ -x "/ts/$1/$d/$2" ] && { echo "/ts/$1/$d/$2"; return; }
+	done
+	echo "/nonexistent/$1/$2"
+}
+now() { cut -d' ' -f1 /proc/uptime; }
+report() {	# report MEASURE TOOLSET ROUND T0 T1 RC
+	if [ "$6" = 0 ]; then
+		printf '@@BENCH\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$(awk -v a="$4" -v b="$5" 'BEGIN{printf "%.2f", b - a}')"
+	else
+		printf '@@BENCH\t%s\t%s\t%s\tfailed(%s)\n' "$1" "$2" "$3" "$6"
+	fi
+}
+
+toolsets=$(arg toolsets | tr ',' ' ')
+rounds=$(arg rounds)
+rounds=${rounds:-3}
+
+# The filled filesystem for e2fsck: 4000 files in 40 directories and
+# 600 MiB in large files.
+$(bin stock-deb12 mke2fs) -q -F -t ext4 $D1 1200M
+mount $D1 $MNT
+d=0
+while [ $d -lt 40 ]; do
+	mkdir $MNT/d$d
+	f=0
+	while [ $f -lt 100 ]; do echo "$d $f" >$MNT/d$d/f$f; f=$((f + 1)); done
+	d=$((d + 1))
+done
+f=0
+while [ $f -lt 6 ]; do dd if=/dev/zero of=$MNT/big$f bs=1M count=100 2>/dev/null; f=$((f + 1)); done
+umount $MNT
+dd if=/dev/zero of=/tmp/img bs=1M count=0 seek=32 2>/dev/null
+$(bin stock-deb12 mke2fs) -q -F -t ext4 /tmp/img
+echo "@@BENCH-READY $(now)"
+
+r=1
+while [ "$r" -le "$rounds" ]; do
+	for ts in $toolsets; do
+		m=$(bin "$ts" mount) u=$(bin "$ts" umount)
+		t0=$(now) rc=0 i=0
+		while [ $i -lt 50 ]; do
+			$m -o loop /tmp/img $MNT && $u $MNT || { rc=1; break; }
+			i=$((i + 1))
+		done
+		report loop-cycles "$ts" "$r" "$t0" "$(now)" $rc
+
+		t0=$(now)
+		$(bin "$ts" e2fsck) -fn $D1 >/dev/null 2>&1
+		rc=$?
+		report e2fsck-fn "$ts" "$r" "$t0" "$(now)" $rc
+
+		$(bin stock-deb12 mke2fs) -q -F -t ext4 $D2 256M
+		mount $D2 $MNT
+		t0=$(now)
+		$(bin "$ts" resize2fs) $D2 1G >/dev/null 2>&1
+		rc=$?
+		report online-grow "$ts" "$r" "$t0" "$(now)" $rc
+
+		t0=$(now)
+		$(bin "$ts" tune2fs) -c 30 -C 5 -i 2w -e remount-ro -m 3 $D2 >/dev/null 2>&1
+		rc=$?
+		report tune2fs-5 "$ts" "$r" "$t0" "$(now)" $rc
+		umount $MNT
+	done
+	r=$((r + 1))
+done
+echo "@@DONE $(now)"
+sync
+poweroff -f
