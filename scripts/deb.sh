@@ -11,13 +11,16 @@
 # (files in debian/patches/mountsafe/, DEP-3 headers as they are), a
 # debian/changelog entry gives the version a +mountsafeN suffix, and
 # dpkg-buildpackage -b builds it as an unprivileged user (like a buildd).
-# Debian's build-time test suites run unless DEB_BUILD_OPTIONS has nocheck.
+# Debian's build-time test suites run unless DEB_BUILD_OPTIONS has nocheck;
+# e2fsprogs' runs only when DEB_BUILD_OPTIONS is set (tests/run's stage
+# "e2fsprogs check" runs it on the same sources and series).
 # Result: build/debs/*.deb, SHA256SUMS and BUILDINFO.txt (versions, patches,
 # timings).  Build logs: build/logs/deb-<source>.log.
 #
 # Environment: MOUNTSAFE_DEB_REV=N (default 1) for +mountsafeN;
 # DEBFULLNAME / DEBEMAIL for the changelog entry.
 set -euo pipefail
+[ -z "${DEB_BUILD_OPTIONS+x}" ] || DEB_BUILD_OPTIONS_SET=1
 
 # shellcheck source=common.sh
 . "$(dirname "$0")/common.sh"
@@ -121,12 +124,18 @@ as_builder() {
 			DEB_BUILD_OPTIONS="${DEB_BUILD_OPTIONS:-}" LC_ALL=C.UTF-8 "$@"
 	else
 		env PATH="$path:$PATH" CCACHE_DIR="$DEB_CCACHE" CCACHE_BASEDIR="$DEB_WORK" \
+			DEB_BUILD_OPTIONS="${DEB_BUILD_OPTIONS:-}" \
 			CCACHE_NOHASHDIR=1 "$@"
 	fi
 }
 
 build_source() {
 	local pkg=$1 comp=$1 ver dsc ours dir out stamp t0 p log secs
+	# e2fsprogs' "make check" runs in tests/run's stage "e2fsprogs check"
+	# (the same sources and series, patched against stock), so the package
+	# build does not run it again unless DEB_BUILD_OPTIONS is set.
+	local DEB_BUILD_OPTIONS=${DEB_BUILD_OPTIONS-}
+	[ "$pkg" != e2fsprogs ] || [ -n "${DEB_BUILD_OPTIONS_SET:-}" ] || DEB_BUILD_OPTIONS=nocheck
 	ver=$(deb12_version "$pkg")
 	ours=$(local_version "$ver" "$pkg")
 	out=$DEB_WORK/out-$pkg
