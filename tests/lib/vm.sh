@@ -312,5 +312,6 @@ vm_parallel() {
 # guest_rows LOG: the @@R lines of a serial log, as TSV without the tag
 # (toolset, scenario, outcome, seconds, checks, note).
 guest_rows() {
+	[ -f "$1" ] || return 0
 	tr -d '\r' <"$1" 2>/dev/null | grep $'^@@R\t' | cut -f2- || true
 }
