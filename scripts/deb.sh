@@ -165,6 +165,13 @@ build_source() {
 	# that does not apply fails here, by name.
 	dpkg-source --before-build "$dir" >>"$log" 2>&1 ||
 		{ tail -n 30 "$log" >&2; die "$pkg: a mountsafe patch does not apply on $ver (log: $log)"; }
+	# Packaging for what our series adds: Debian's rules end with
+	# "dh_missing --fail-missing", so every new installed file must be
+	# listed (units in lib/systemd/system are, as a directory).
+	if [ -f "$dir/e2fsck/e2fsck_record.c" ]; then
+		printf '%s\n' '[linux-any] sbin/e2fsck_record' \
+			'[linux-any] usr/share/man/man8/e2fsck_record.8' >>"$dir/debian/e2fsprogs.install"
+	fi
 	# Build dependencies, from the machine's own (Debian 12) apt sources.
 	if ! (cd "$dir" && dpkg-checkbuilddeps) >/dev/null 2>&1; then
 		[ "$(id -u)" -eq 0 ] || die "need root to install the build dependencies of $pkg"
