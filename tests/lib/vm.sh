@@ -8,7 +8,7 @@
 #   modules      kernel_modules K: the kernel's whole module tree (cached)
 #   root trees   rootfs_tarball SUITE PKGS: a cached debootstrap (minbase+PKGS)
 #   initramfs    initramfs_make OUT KERNELS DIR...: busybox, the one guest
-#                /init (tests/lib/guest/init), virtio_blk/loop modules of the
+#                /init (tests/lib/guest/init), the GUEST_KMODS modules of the
 #                kernels, plus the given directories' contents
 #   accelerator  vm_accel: kvm when a probe boot reaches /init, else tcg;
 #                MOUNTSAFE_ACCEL=kvm|tcg forces it
@@ -62,8 +62,13 @@ kernel_unpack() {
 	rm -rf "$dest.debs"
 }
 
+# The modules every guest's /init loads, in this order, when the kernel has
+# them as modules (an empty NAME.ko: built in): the disk and loop drivers,
+# and the ciphers fscrypt needs (xts, cts: modules in 6.12, built into 7.x).
+GUEST_KMODS="virtio_blk loop xts cts"
+
 # kernel_fetch NAME: the unpacked kernel directory of k6 or k7 (vmlinuz,
-# loop.ko, virtio_blk.ko, config, RELEASE, VERSION), cached.
+# GUEST_KMODS as NAME.ko, config, RELEASE, VERSION), cached.
 kernel_fetch() {
 	local name=$1 glob suites meta img dir p ko vmlinuz rel
 	[ -n "${KERNEL_SPEC[$name]:-}" ] || die "unknown kernel $name (known: ${!KERNEL_SPEC[*]})"
@@ -75,7 +80,9 @@ kernel_fetch() {
 		tr ',' '\n' | grep -o 'linux-image-[0-9][^ ]*-cloud-amd64' | head -n1)
 	[ -n "$img" ] || die "cannot resolve the kernel behind linux-image-cloud-amd64 $meta"
 	dir=$MS_CACHE/kernels/$img-$meta
-	if [ ! -f "$dir/VERSION" ]; then
+	local have=1
+	for p in $GUEST_KMODS; do [ -e "$dir/$p.ko" ] || have=0; done
+	if [ ! -f "$dir/VERSION" ] || [ "$have" = 0 ]; then
 		say "fetching kernel $img $meta"
 		rm -rf "$dir.tmp" && mkdir -p "$dir.tmp"
 		kernel_unpack "$img" "$meta" "$dir.tmp/root"
@@ -85,7 +92,7 @@ kernel_fetch() {
 		cp "$vmlinuz" "$dir.tmp/vmlinuz"
 		rel=$(find "$dir.tmp/root" -path '*/modules/*/modules.order' | head -n1 || true)
 		rel=${rel%/modules.order}
-		for p in loop virtio_blk; do
+		for p in $GUEST_KMODS; do
 			ko=$(find "$dir.tmp/root/lib/modules" "$dir.tmp/root/usr/lib/modules" -name "$p.ko*" 2>/dev/null | head -n1 || true)
 			case $ko in
 			*.xz) xz -dc "$ko" >"$dir.tmp/$p.ko" ;;
@@ -98,8 +105,15 @@ kernel_fetch() {
 			"$dir.tmp/config" 2>/dev/null || true
 		echo "${rel##*/}" >"$dir.tmp/RELEASE"
 		echo "$img $meta" >"$dir.tmp/VERSION"
-		rm -rf "$dir.tmp/root" "$dir"
-		mv "$dir.tmp" "$dir"
+		rm -rf "$dir.tmp/root"
+		if [ -f "$dir/VERSION" ]; then
+			# Cached from before a module was added: add it, leave the rest
+			# (a running VM may be using this kernel).
+			for p in $GUEST_KMODS; do [ -e "$dir/$p.ko" ] || mv "$dir.tmp/$p.ko" "$dir/"; done
+			rm -rf "$dir.tmp"
+		else
+			mv "$dir.tmp" "$dir"
+		fi
 	fi
 	printf '%s\n' "$dir"
 }
@@ -169,10 +183,10 @@ rootfs_tarball() {
 }
 
 # initramfs_make OUT KERNELS [DIR...]: a newc cpio with busybox, the guest
-# /init, the disk and loop drivers of each kernel (/kmod/<release>/) and the
+# /init, the GUEST_KMODS modules of each kernel (/kmod/<release>/) and the
 # contents of each DIR on top.
 initramfs_make() {
-	local out=$1 kernels=$2 r k
+	local out=$1 kernels=$2 r k m
 	shift 2
 	r=$out.d
 	rm -rf "$r" && mkdir -p "$r"/{bin,proc,sys,dev,tmp,run,newroot}
@@ -180,7 +194,7 @@ initramfs_make() {
 	install -m 0755 "$MS_TESTS/lib/guest/init" "$r/init"
 	for k in ${kernels//,/ }; do
 		mkdir -p "$r/kmod/${KREL[$k]}"
-		cp "${KDIR[$k]}"/{virtio_blk,loop}.ko "$r/kmod/${KREL[$k]}/"
+		for m in $GUEST_KMODS; do cp "${KDIR[$k]}/$m.ko" "$r/kmod/${KREL[$k]}/"; done
 	done
 	for d in "$@"; do cp -a "$d"/. "$r/"; done
 	(cd "$r" && find . | cpio -o -H newc --quiet) >"$out.tmp"
