@@ -36,7 +36,7 @@ host_deps() {
 	need_pkgs build-essential autoconf automake autopoint libtool gettext bison \
 		flex pkg-config dpkg-dev git curl xz-utils ca-certificates ccache \
 		debian-archive-keyring texinfo gtk-doc-tools \
-		uuid-dev libblkid-dev
+		uuid-dev libblkid-dev libfuse-dev
 }
 
 # Suites per baseline.
@@ -159,7 +159,8 @@ configure_args() {
 			--without-utempter --without-libz
 		;;
 	e2fsprogs)
-		echo --prefix=/usr --disable-nls --disable-fuse2fs --disable-e2initrd-helper \
+		# fuse2fs too (libfuse 2 on every baseline): the audit covers it.
+		echo --prefix=/usr --disable-nls --enable-fuse2fs --disable-e2initrd-helper \
 			--without-libarchive --with-udev-rules-dir=no --with-crond-dir=no \
 			--with-systemd-unit-dir=no --disable-uuidd \
 			--disable-fsck --disable-libblkid --disable-libuuid
@@ -200,8 +201,19 @@ build_one() {
 		{ grep -E 'error|Error' "$log" | tail -n 30 >&2; die "build failed: $ts/$comp (log: $log)"; }
 	make -C "$obj" install DESTDIR="$STAGE/$ts.new" >>"$log" 2>&1 ||
 		{ tail -n 30 "$log" >&2; die "install failed: $ts/$comp (log: $log)"; }
+	[ "$comp" != e2fsprogs ] || stage_e2fsck_static "$ts" "$obj" "$log"
 	printf '  %-18s %-10s built in %ss\n' "$ts" "$comp" "$(($(date +%s) - t0))"
 	printf 'timing %s %s: %ss\n' "$ts" "$comp" "$(($(date +%s) - t0))" >>"$MANIFEST.new"
+}
+
+# stage_e2fsck_static TOOLSET OBJDIR LOG: e2fsck.static (what Debian's
+# e2fsck-static package ships) beside the tool set's e2fsck.
+stage_e2fsck_static() {
+	local ts=$1 obj=$2 log=$3 dir
+	make -C "$obj/e2fsck" -j"$MS_JOBS" e2fsck.static >>"$log" 2>&1 ||
+		{ grep -E 'error|Error' "$log" | tail -n 30 >&2; die "e2fsck.static failed: $ts (log: $log)"; }
+	dir=$(dirname "$(find "$STAGE/$ts.new" -name e2fsck -type f | head -n1)")
+	install -m 0755 "$obj/e2fsck/e2fsck.static" "$dir/e2fsck.static"
 }
 
 cmd_build() {

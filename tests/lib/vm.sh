@@ -64,8 +64,10 @@ kernel_unpack() {
 
 # The modules every guest's /init loads, in this order, when the kernel has
 # them as modules (an empty NAME.ko: built in): the disk and loop drivers,
-# and the ciphers fscrypt needs (xts, cts: modules in 6.12, built into 7.x).
-GUEST_KMODS="virtio_blk loop xts cts"
+# the ciphers fscrypt needs (xts, cts: modules in 6.12, built into 7.x) and
+# device-mapper with snapshots for LVM (e2scrub).  initramfs_make writes the
+# list into the initramfs (/kmod/list), and /init loads what it names.
+GUEST_KMODS="virtio_blk loop xts cts dm_mod dm_bufio dm_snapshot"
 
 # kernel_fetch NAME: the unpacked kernel directory of k6 or k7 (vmlinuz,
 # GUEST_KMODS as NAME.ko, config, RELEASE, VERSION), cached.
@@ -93,7 +95,9 @@ kernel_fetch() {
 		rel=$(find "$dir.tmp/root" -path '*/modules/*/modules.order' | head -n1 || true)
 		rel=${rel%/modules.order}
 		for p in $GUEST_KMODS; do
-			ko=$(find "$dir.tmp/root/lib/modules" "$dir.tmp/root/usr/lib/modules" -name "$p.ko*" 2>/dev/null | head -n1 || true)
+			# (The file may spell the name with '-': dm-mod.ko.)
+			ko=$(find "$dir.tmp/root/lib/modules" "$dir.tmp/root/usr/lib/modules" \
+				\( -name "$p.ko*" -o -name "${p//_/-}.ko*" \) 2>/dev/null | head -n1 || true)
 			case $ko in
 			*.xz) xz -dc "$ko" >"$dir.tmp/$p.ko" ;;
 			*.zst) zstd -qdc "$ko" >"$dir.tmp/$p.ko" ;;
@@ -196,6 +200,7 @@ initramfs_make() {
 		mkdir -p "$r/kmod/${KREL[$k]}"
 		for m in $GUEST_KMODS; do cp "${KDIR[$k]}/$m.ko" "$r/kmod/${KREL[$k]}/"; done
 	done
+	echo "$GUEST_KMODS" >"$r/kmod/list"
 	for d in "$@"; do cp -a "$d"/. "$r/"; done
 	(cd "$r" && find . | cpio -o -H newc --quiet) >"$out.tmp"
 	mv "$out.tmp" "$out"
@@ -215,13 +220,55 @@ toolset_payload() {
 			tar -xf - -C "$p/ts/$ts"
 		find "$p/ts/$ts" -type f -perm -u+x -exec strip --strip-debug {} + 2>/dev/null || true
 	done
-	{ find "$p/ts" -type f -perm -u+x -print0 | xargs -0 ldd 2>/dev/null || true; } |
+	host_libs "$p" "$p/ts"
+}
+
+# host_libs DIR PATH...: the host's shared libraries that the executables
+# under PATH need, at their own paths under DIR.
+host_libs() {
+	local p=$1 lib
+	shift
+	{ find "$@" -type f -perm -u+x -print0 | xargs -0 ldd 2>/dev/null || true; } |
 		awk '/=> \//{print $3} /^\t\/lib64/{print $1}' | sort -u |
 		while read -r lib; do
 			mkdir -p "$p$(dirname "$lib")"
 			cp -L "$lib" "$p$lib"
 		done
 	mkdir -p "$p/usr" && ln -sfn lib "$p/usr/lib64"
+}
+
+# GUEST_HOST_PKGS: the host packages whose programs guest_tools_payload
+# puts into the scenario guests (the audit's e2scrub needs bash and LVM).
+# shellcheck disable=SC2034 # used by tests/run
+GUEST_HOST_PKGS="bash lvm2"
+# guest_tools_payload DIR: bash and LVM (lvm with its command names, a
+# configuration for a guest without udev) in DIR/bin, DIR/etc/lvm, and
+# their libraries.
+# (MS_CONTROL_NO_GUEST_TOOLS: leave them out, for the negative control.)
+guest_tools_payload() {
+	local p=$1 c
+	[ -z "${MS_CONTROL_NO_GUEST_TOOLS:-}" ] || return 0
+	mkdir -p "$p/bin" "$p/etc/lvm"
+	cp -L /bin/bash /sbin/lvm "$p/bin/"
+	for c in pvcreate pvremove vgcreate vgremove lvcreate lvremove lvs lvchange vgchange; do
+		ln -sfn lvm "$p/bin/$c"
+	done
+	cat >"$p/etc/lvm/lvm.conf" <<-'EOF'
+		# mountsafe scenario guests: no udev, no daemons.
+		devices {
+			obtain_device_list_from_udev = 0
+			external_device_info_source = "none"
+		}
+		activation {
+			udev_sync = 0
+			udev_rules = 0
+			monitoring = 0
+		}
+		global {
+			use_lvmpolld = 0
+		}
+	EOF
+	host_libs "$p" "$p/bin/bash" "$p/bin/lvm"
 }
 
 # vm_accel: decide the accelerator for this run into VM_ACCEL, and export

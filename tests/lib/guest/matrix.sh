@@ -13,7 +13,8 @@
 # A scenario is a file tests/scenarios/<id>, sourced in a subshell.  Header
 # lines (read by the host and by this runner):
 #   #@ description <text>
-#   #@ requires <word>...      loop | disks=2        (unmet -> skip, naming it)
+#   #@ requires <word>...      loop | disks=2 | fuse | lvm | e2fsck-static
+#                              (unmet -> skip, naming it)
 #   #@ expect <toolset-glob> <switch 0|1|*> <kernel-glob> <works|refused|error>
 #                              first matching line wins
 #   #@ dmesg-allow <regex>     kernel messages this scenario may cause
@@ -229,12 +230,30 @@ check_dmesg() {
 	fi
 }
 
-unmet_requirement() {	# file -> prints the first "#@ requires" word that does not hold
+# ts_has TOOLSET NAME: the tool set has the program NAME.
+ts_has() {
+	local d
+	for d in sbin bin usr/sbin usr/bin; do [ -x "/ts/$1/$d/$2" ] && return 0; done
+	return 1
+}
+
+# unmet_requirement FILE TOOLSET: the first "#@ requires" word that does not
+# hold, and why.
+unmet_requirement() {
 	local w
 	for w in $(sed -n 's/^#@ requires //p' "$1"); do
 		case $w in
 		loop) [ -e /dev/loop-control ] || { echo "loop (no /dev/loop-control)"; return; } ;;
 		disks=2) [ -b $D2 ] || { echo "disks=2 (no $D2)"; return; } ;;
+		fuse)
+			[ -c /dev/fuse ] || { echo "fuse (no /dev/fuse)"; return; }
+			ts_has "$2" fuse2fs || { echo "fuse (no fuse2fs in $2)"; return; } ;;
+		lvm)
+			[ -c /dev/mapper/control ] || { echo "lvm (no /dev/mapper/control)"; return; }
+			command -v lvcreate >/dev/null || { echo "lvm (no lvcreate in the guest)"; return; }
+			command -v bash >/dev/null || { echo "lvm (no bash in the guest)"; return; } ;;
+		e2fsck-static)
+			ts_has "$2" e2fsck.static || { echo "e2fsck-static (no e2fsck.static in $2)"; return; } ;;
 		*) echo "$w (a requirement this runner does not know)"; return ;;
 		esac
 	done
@@ -248,7 +267,7 @@ run_one() {
 	echo "mountsafe: begin $tag" >/dev/kmsg
 	printf '@@BEGIN\t%s\t%s\n' "$ts" "$sc"
 	t0=$(cut -d' ' -f1 /proc/uptime)
-	note=$(unmet_requirement "$f")
+	note=$(unmet_requirement "$f" "$ts")
 	if [ -n "$note" ]; then
 		printf '@@R\t%s\t%s\t%s\t%s\t%s\t%s\n' "$ts" "$sc" skip 0 - "requires $note"
 		return
