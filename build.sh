@@ -216,6 +216,20 @@ stage_e2fsck_static() {
 	install -m 0755 "$obj/e2fsck/e2fsck.static" "$dir/e2fsck.static"
 }
 
+# build_lane BASELINE: the tool sets stock-BASELINE and patched-BASELINE,
+# one after the other (uses cmd_build's SRC).
+build_lane() {
+	local ts comp
+	for ts in stock-$1 patched-$1; do
+		rm -rf "$STAGE/$ts.new"
+		for comp in "${COMPONENTS[@]}"; do
+			build_one "$ts" "$comp" "${SRC[$ts/$comp]}"
+		done
+		rm -rf "${STAGE:?}/$ts"
+		mv "$STAGE/$ts.new" "$STAGE/$ts"
+	done
+}
+
 cmd_build() {
 	local base comp ver pristine t0
 	t0=$(date +%s)
@@ -241,17 +255,22 @@ cmd_build() {
 		done
 	done
 	[ "${1:-}" = trees ] && { mv "$MANIFEST.new" "$MANIFEST"; return 0; }
-	local ts
+	# One lane per baseline, stock then patched (so that ccache serves the
+	# patched tree what the stock one compiled), all lanes at once: one
+	# lane's configure, which runs on one core, overlaps the others'
+	# compiling, and no lane is left to run alone at the end.
+	local pid rc failed=''
+	declare -A LANE=()
 	for base in "${BASELINES[@]}"; do
-		for ts in stock-$base patched-$base; do
-			rm -rf "$STAGE/$ts.new"
-			for comp in "${COMPONENTS[@]}"; do
-				build_one "$ts" "$comp" "${SRC[$ts/$comp]}"
-			done
-			rm -rf "${STAGE:?}/$ts"
-			mv "$STAGE/$ts.new" "$STAGE/$ts"
-		done
+		build_lane "$base" &
+		LANE[$!]=$base
 	done
+	while [ "${#LANE[@]}" -gt 0 ]; do
+		rc=0; wait -n -p pid || rc=$?
+		[ "$rc" = 0 ] || failed="$failed ${LANE[$pid]}"
+		unset "LANE[$pid]"
+	done
+	[ -z "$failed" ] || die "the tool sets of$failed did not build (see the errors above)"
 	echo "tool sets: $(($(date +%s) - t0))s" >>"$MANIFEST.new"
 	mv "$MANIFEST.new" "$MANIFEST"
 	echo "staged tool sets in ${STAGE#"$MS_ROOT"/}: $(cd "$STAGE" && echo *)"

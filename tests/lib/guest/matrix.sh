@@ -38,6 +38,8 @@
 # in the kernel log.  A check that does not apply prints "skip".
 
 export PATH=/bin
+# (bash and LVM come from the host: guest_tools_payload, tests/lib/vm.sh)
+export LVM_SUPPRESS_FD_WARNINGS=1
 D1=/dev/vda
 D2=/dev/vdb
 MNT=/mnt/a
