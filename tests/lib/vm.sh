@@ -311,7 +311,11 @@ vm_accel_opts() {
 #   -i FILE     initramfs
 #   -a ARGS     kernel command line (console, panic and @@BOOT handling added)
 #   -l LOG      serial console log (ttyS0); -L LOG2 a second serial port
-#   -m MiB      memory (1024), -s N vCPUs (1), -t SECONDS timeout (1800)
+#   -m MiB      memory (1024), -s N vCPUs (1)
+#   -t SECONDS  the guest is stopped when its console has been silent that
+#               long (1800), or has run four times that long in all: a
+#               guest that is slow because the host is loaded goes on, a
+#               hung one does not
 # The guest is booted again, once, when it died before /init printed @@BOOT
 # (seen under host load with TCG: a panic in early timer set-up); the first
 # log is kept as LOG.first-try.  Returns QEMU's exit status; the seconds
@@ -336,11 +340,11 @@ vm_boot() {
 		: >"$log"
 		[ -z "$log2" ] || : >"$log2"
 		# The VM's CPU time is recorded too: wall time depends on the host's load.
-		{ time timeout "$tmo" qemu-system-x86_64 "${accel[@]}" -M q35 -m "$mem" -smp "$smp" \
+		{ time vm_watch "$tmo" "$log" qemu-system-x86_64 "${accel[@]}" -M q35 -m "$mem" -smp "$smp" \
 			-nodefaults -no-user-config -display none -no-reboot \
 			-serial "file:$log" ${log2:+-serial "file:$log2"} \
 			-kernel "${KDIR[$k]}/vmlinuz" -initrd "$initrd" \
-			-append "console=ttyS0 panic=-1 no_timer_check $append ${MS_CONTROL_RDINIT:+rdinit=$MS_CONTROL_RDINIT}" \
+			-append "console=ttyS0 panic=-1 no_timer_check $append ${MS_CONTROL_RDINIT:+rdinit=$MS_CONTROL_RDINIT} ${MS_CONTROL_HANG:+ms.mode=hang}" \
 			"$@" >>"$log.qemu" 2>&1 || rc=$?; } 2>>"$log.qemu"
 		[ "$rc" = 0 ] || echo "qemu exited with $rc" >>"$log.qemu"
 		grep -q '^@@BOOT' "$log" 2>/dev/null && break
@@ -350,6 +354,30 @@ vm_boot() {
 		fi
 	done
 	echo "$(($(date +%s) - t0))" >"$log.secs"
+	return "$rc"
+}
+
+# vm_watch IDLE LOG CMD...: run CMD (a QEMU); stop it when LOG has not grown
+# for IDLE seconds or CMD has run 4 x IDLE seconds.  Returns CMD's status
+# (124 when stopped, as timeout(1) does).
+vm_watch() {
+	local idle=$1 log=$2 pid size last=-1 quiet t start=$SECONDS changed=$SECONDS rc=0
+	shift 2
+	"$@" &
+	pid=$!
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 1
+		size=$(stat -c %s "$log" 2>/dev/null || echo 0)
+		[ "$size" = "$last" ] || { last=$size changed=$SECONDS; }
+		t=$((SECONDS - start)) quiet=$((SECONDS - changed))
+		if [ "$quiet" -ge "$idle" ] || [ "$t" -ge $((4 * idle)) ]; then
+			echo "stopped: console silent for ${quiet}s, ${t}s in all (limit ${idle}s silent, $((4 * idle))s in all)" >&2
+			kill "$pid" 2>/dev/null
+			wait "$pid" 2>/dev/null
+			return 124
+		fi
+	done
+	wait "$pid" || rc=$?
 	return "$rc"
 }
 
