@@ -14,7 +14,8 @@
 # lines (read by the host and by this runner):
 #   #@ description <text>
 #   #@ requires <word>...      loop | disks=2 | fuse | lvm | e2fsck-static
-#                              (unmet -> skip, naming it)
+#                              (unmet -> reported as skip, naming it; the
+#                              matrix stage fails such a row as "unmet")
 #   #@ expect <toolset-glob> <switch 0|1|*> <kernel-glob> <works|refused|error>
 #                              first matching line wins
 #   #@ dmesg-allow <regex>     kernel messages this scenario may cause
