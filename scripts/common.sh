@@ -45,29 +45,31 @@ archive_uri() {
 
 MS_APT=$MS_CACHE/apt
 # Private apt configuration: bookworm (+updates), trixie (+updates,
-# backports), sid; binaries and sources. Index refresh at most once every 12 hours.
+# backports), sid; binaries and sources. Index refresh at most once every 12
+# hours.  Several runs may start at once (the negative controls do): the
+# check and the refresh hold a lock, and each run writes its own new list.
 apt_setup() {
-	local uri kr=/usr/share/keyrings/debian-archive-keyring.gpg stamp
+	local uri kr=/usr/share/keyrings/debian-archive-keyring.gpg new s
 	mkdir -p "$MS_APT/lists/partial" "$MS_APT/archives/partial" "$MS_APT/etc"
 	uri=$(archive_uri)
-	{
-		local s
-		for s in bookworm bookworm-updates trixie trixie-updates trixie-backports sid; do
-			echo "deb [signed-by=$kr] $uri $s main"
-			echo "deb-src [signed-by=$kr] $uri $s main"
-		done
-	} >"$MS_APT/etc/sources.list.new"
-	stamp=$MS_APT/updated
-	if ! cmp -s "$MS_APT/etc/sources.list.new" "$MS_APT/etc/sources.list" ||
-		[ -z "$(find "$stamp" -mmin -720 2>/dev/null)" ]; then
-		mv "$MS_APT/etc/sources.list.new" "$MS_APT/etc/sources.list"
-		say "refreshing private apt indexes (bookworm, trixie, trixie-backports, sid)"
-		papt_get -q update >/dev/null 2>"$MS_APT/update.log" ||
-			{ cat "$MS_APT/update.log" >&2; die "apt-get update (private) failed"; }
-		touch "$stamp"
-	else
-		rm -f "$MS_APT/etc/sources.list.new"
-	fi
+	new=$(mktemp "$MS_APT/etc/sources.list.XXXXXX")
+	for s in bookworm bookworm-updates trixie trixie-updates trixie-backports sid; do
+		echo "deb [signed-by=$kr] $uri $s main"
+		echo "deb-src [signed-by=$kr] $uri $s main"
+	done >"$new"
+	chmod 644 "$new"
+	(
+		flock 9
+		if ! cmp -s "$new" "$MS_APT/etc/sources.list" ||
+			[ -z "$(find "$MS_APT/updated" -mmin -720 2>/dev/null)" ]; then
+			mv "$new" "$MS_APT/etc/sources.list"
+			say "refreshing private apt indexes (bookworm, trixie, trixie-backports, sid)"
+			papt_get -q update >/dev/null 2>"$MS_APT/update.log" ||
+				{ cat "$MS_APT/update.log" >&2; die "apt-get update (private) failed"; }
+			touch "$MS_APT/updated"
+		fi
+	) 9>"$MS_APT/lock"
+	rm -f "$new"
 }
 _papt_opts() {
 	printf '%s\n' -o "Dir::Etc::SourceList=$MS_APT/etc/sources.list" \
