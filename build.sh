@@ -35,7 +35,7 @@ usage() { sed -n '2,19s/^# \{0,1\}//p' "$0"; }
 host_deps() {
 	need_pkgs build-essential autoconf automake autopoint libtool gettext bison \
 		flex pkg-config dpkg-dev git curl xz-utils ca-certificates ccache \
-		debian-archive-keyring texinfo gtk-doc-tools \
+		debian-archive-keyring texinfo gtk-doc-tools zstd \
 		uuid-dev libblkid-dev libfuse-dev
 }
 
@@ -216,17 +216,98 @@ stage_e2fsck_static() {
 	install -m 0755 "$obj/e2fsck/e2fsck.static" "$dir/e2fsck.static"
 }
 
+# ---- the tool-set cache ----
+# A built tool set (its staging root and its object directories, which the
+# suite stages build on) is kept in $MS_CACHE/toolsets/ under a key of all
+# that went into it: this script, the host's packages and compiler, the
+# checkout's place (the object directories hold absolute paths), and each
+# source tree's content (the pristine source's name; a working tree's git
+# tree, only when it has no uncommitted edits).  A later build with the same
+# key (a second clone at the same place, CI) restores it instead of
+# compiling.  The two newest entries per tool set are kept.
+TS_CACHE=$MS_CACHE/toolsets
+
+# toolset_key TOOLSET: the key, or nothing when a tree has uncommitted edits
+# (uses cmd_build's SRC).
+toolset_key() {
+	local ts=$1 comp src
+	for comp in "${COMPONENTS[@]}"; do
+		src=${SRC[$ts/$comp]}
+		if [ -d "$src/.git" ] && [ -n "$(git -C "$src" status --porcelain)" ]; then
+			return 0
+		fi
+	done
+	{
+		echo "mountsafe tool set 1 $ts $MS_ROOT"
+		cat "$MS_ROOT/build.sh"
+		gcc -dumpfullversion
+		dpkg-query -W
+		for comp in "${COMPONENTS[@]}"; do
+			src=${SRC[$ts/$comp]}
+			if [ -d "$src/.git" ]; then
+				echo "$comp tree $(git -C "$src" rev-parse 'HEAD^{tree}')"
+			else
+				echo "$comp pristine $(basename "$src")"
+			fi
+		done
+	} | sha256sum | cut -c1-20
+}
+
+# toolset_restore TOOLSET KEY: restore a cached tool set; status 1 if none.
+# Every restored file gets one time, now: make then finds the objects up to
+# date (not older than the sources this clone materialised before, nor
+# than each other) and rebuilds only what is edited later.
+toolset_restore() {
+	local ts=$1 f=$TS_CACHE/$1-$2.tar.zst t0 now comp
+	[ -f "$f" ] || return 1
+	t0=$(date +%s)
+	rm -rf "${STAGE:?}/$ts" "$MS_BUILD/obj/$ts"
+	if ! tar -I zstd -xf "$f" -C "$MS_BUILD"; then
+		rm -rf "${STAGE:?}/$ts" "$MS_BUILD/obj/$ts" "$f"
+		say "the cached $ts was unreadable; building it"
+		return 1
+	fi
+	now=$(date +%s)
+	find "$MS_BUILD/obj/$ts" "$STAGE/$ts" -exec touch -h -d "@$now" {} +
+	for comp in "${COMPONENTS[@]}"; do
+		ln -sfn "${SRC[$ts/$comp]}" "$MS_BUILD/obj/$ts/$comp.src"
+	done
+	touch "$f"
+	printf '  %-18s restored from the cache in %ss (%s)\n' "$ts" "$(($(date +%s) - t0))" "${f#"$MS_CACHE"/}"
+	printf 'timing %s: restored from the cache %ss\n' "$ts" "$(($(date +%s) - t0))" >>"$MANIFEST.new"
+}
+
+# toolset_save TOOLSET KEY
+toolset_save() {
+	local ts=$1 f=$TS_CACHE/$1-$2.tar.zst
+	mkdir -p "$TS_CACHE"
+	if ! tar -I 'zstd -1 -T0' -cf "$f.tmp.$BASHPID" -C "$MS_BUILD" "obj/$ts" "stage/$ts"; then
+		rm -f "$f.tmp.$BASHPID"
+		say "could not cache $ts"
+		return 0
+	fi
+	mv "$f.tmp.$BASHPID" "$f"
+	find "$TS_CACHE" -maxdepth 1 -name "$ts-*.tar.zst" -printf '%T@ %p\n' | sort -rn |
+		tail -n +3 | cut -d' ' -f2- | xargs -r rm -f
+}
+
 # build_lane BASELINE: the tool sets stock-BASELINE and patched-BASELINE,
-# one after the other (uses cmd_build's SRC).
+# one after the other (uses cmd_build's SRC); each from the cache when it
+# holds it.
 build_lane() {
-	local ts comp
+	local ts comp key
 	for ts in stock-$1 patched-$1; do
+		key=$(toolset_key "$ts")
+		if [ -n "$key" ] && toolset_restore "$ts" "$key"; then
+			continue
+		fi
 		rm -rf "$STAGE/$ts.new"
 		for comp in "${COMPONENTS[@]}"; do
 			build_one "$ts" "$comp" "${SRC[$ts/$comp]}"
 		done
 		rm -rf "${STAGE:?}/$ts"
 		mv "$STAGE/$ts.new" "$STAGE/$ts"
+		[ -z "$key" ] || toolset_save "$ts" "$key"
 	done
 }
 
