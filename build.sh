@@ -219,13 +219,22 @@ stage_e2fsck_static() {
 # ---- the tool-set cache ----
 # A built tool set (its staging root and its object directories, which the
 # suite stages build on) is kept in $MS_CACHE/toolsets/ under a key of all
-# that went into it: this script, the host's packages and compiler, the
+# that went into it: the build functions below, the host's build packages, the
 # checkout's place (the object directories hold absolute paths), and each
 # source tree's content (the pristine source's name; a working tree's git
 # tree, only when it has no uncommitted edits).  A later build with the same
 # key (a second clone at the same place, CI) restores it instead of
 # compiling.  The two newest entries per tool set are kept.
 TS_CACHE=$MS_CACHE/toolsets
+
+# build_host_packages: the host packages a build can depend on (compilers,
+# autotools, every -dev package: configure finds optional libraries by
+# itself), with their versions.
+build_host_packages() {
+	dpkg-query -W -f='${db:Status-Abbrev} ${Package} ${Version}\n' |
+		awk '$1 == "ii" && ($2 ~ /-dev(:|$)/ ||
+			$2 ~ /^(gcc|g\+\+|cpp|binutils|autoconf|automake|autopoint|libtool|gettext|pkgconf|pkg-config|bison|flex|make|texinfo|ccache)/) {print $2, $3}'
+}
 
 # toolset_key TOOLSET: the key, or nothing when a tree has uncommitted edits
 # (uses cmd_build's SRC).
@@ -239,9 +248,9 @@ toolset_key() {
 	done
 	{
 		echo "mountsafe tool set 1 $ts $MS_ROOT"
-		cat "$MS_ROOT/build.sh"
+		declare -f configure_args build_one stage_e2fsck_static
 		gcc -dumpfullversion
-		dpkg-query -W
+		build_host_packages
 		for comp in "${COMPONENTS[@]}"; do
 			src=${SRC[$ts/$comp]}
 			if [ -d "$src/.git" ]; then
