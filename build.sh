@@ -6,7 +6,8 @@
 #   ./build.sh tools           fetch, materialise, build and stage the tool sets
 #   ./build.sh deb [SOURCE...] Debian 12 packages with our series -> build/debs/
 #                              (Debian's test suites run unless
-#                              DEB_BUILD_OPTIONS=nocheck)
+#                              DEB_BUILD_OPTIONS=nocheck), then the signed
+#                              apt repository build/repo/ (scripts/repo.sh)
 #   ./build.sh trees           only fetch and materialise the working trees
 #   ./build.sh export [C[/B]]  write working-tree commits back to patches/
 #   ./build.sh --help
@@ -381,11 +382,11 @@ cmd_export() {
 }
 
 case ${1:-} in
-"" | build) cmd_build && exec "$MS_ROOT/scripts/deb.sh" ;;
+"" | build) cmd_build && "$MS_ROOT/scripts/deb.sh" && exec "$MS_ROOT/scripts/repo.sh" ;;
 tools) cmd_build ;;
 trees) cmd_build trees ;;
 export) cmd_export "${2:-}" ;;
-deb) shift; exec "$MS_ROOT/scripts/deb.sh" "$@" ;;
+deb) shift; "$MS_ROOT/scripts/deb.sh" "$@" && exec "$MS_ROOT/scripts/repo.sh" ;;
 -h | --help | help) usage ;;
 *) usage >&2; exit 2 ;;
 esac
