@@ -222,8 +222,8 @@ stage_e2fsck_static() {
 # suite stages build on) is kept in $MS_CACHE/toolsets/ under a key of all
 # that went into it: the build functions below, the host's build packages, the
 # checkout's place (the object directories hold absolute paths), and each
-# source tree's content (the pristine source's name; a working tree's git
-# tree, only when it has no uncommitted edits).  A later build with the same
+# source tree's content (the pristine source's name; a working tree's
+# committed files, only when it has no uncommitted edits).  A later build with the same
 # key (a second clone at the same place, CI) restores it instead of
 # compiling.  The two newest entries per tool set are kept.
 TS_CACHE=$MS_CACHE/toolsets
@@ -255,7 +255,9 @@ toolset_key() {
 		for comp in "${COMPONENTS[@]}"; do
 			src=${SRC[$ts/$comp]}
 			if [ -d "$src/.git" ]; then
-				echo "$comp tree $(git -C "$src" rev-parse 'HEAD^{tree}')"
+				# (Less autoconf's cache, which differs from one
+				# autoreconf to the next and goes into no build.)
+				echo "$comp tree $(git -C "$src" ls-tree -r HEAD | grep -v $'\tautom4te.cache/' | sha256sum)"
 			else
 				echo "$comp pristine $(basename "$src")"
 			fi
