@@ -220,12 +220,14 @@ stage_e2fsck_static() {
 # ---- the tool-set cache ----
 # A built tool set (its staging root and its object directories, which the
 # suite stages build on) is kept in $MS_CACHE/toolsets/ under a key of all
-# that went into it: the build functions below, the host's build packages, the
-# checkout's place (the object directories hold absolute paths), and each
-# source tree's content (the pristine source's name; a working tree's
-# committed files, only when it has no uncommitted edits).  A later build with the same
-# key (a second clone at the same place, CI) restores it instead of
-# compiling.  The two newest entries per tool set are kept.
+# that went into it: the build functions below, the host's build packages
+# and each source tree's content (the pristine source's name; a working
+# tree's committed files, only when it has no uncommitted edits).  A later
+# build with the same key (a second clone, anywhere; CI) restores it
+# instead of compiling.  The object directories hold a few absolute paths
+# (config.status, Makefiles' abs_ variables, libtool's .la files): a tool set
+# cached by a checkout elsewhere has them rewritten to this one's on restore
+# (toolset_relocate).  The two newest entries per tool set are kept.
 TS_CACHE=$MS_CACHE/toolsets
 
 # build_host_packages: the host packages a build can depend on (compilers,
@@ -237,8 +239,9 @@ build_host_packages() {
 			$2 ~ /^(gcc|g\+\+|cpp|binutils|autoconf|automake|autopoint|libtool|gettext|pkgconf|pkg-config|bison|flex|make|texinfo|ccache)/) {print $2, $3}'
 }
 
-# toolset_key TOOLSET: the key, or nothing when a tree has uncommitted edits
-# (uses cmd_build's SRC).
+# toolset_key TOOLSET [ROOT]: the key, or nothing when a tree has uncommitted
+# edits (uses cmd_build's SRC).  With ROOT: the key of the first version of
+# this cache, which held the checkout's place (read, never written).
 toolset_key() {
 	local ts=$1 comp src
 	for comp in "${COMPONENTS[@]}"; do
@@ -248,7 +251,7 @@ toolset_key() {
 		fi
 	done
 	{
-		echo "mountsafe tool set 1 $ts $MS_ROOT"
+		if [ -n "${2:-}" ]; then echo "mountsafe tool set 1 $ts $2"; else echo "mountsafe tool set 2 $ts"; fi
 		declare -f configure_args build_one stage_e2fsck_static
 		gcc -dumpfullversion
 		build_host_packages
@@ -279,6 +282,7 @@ toolset_restore() {
 		say "the cached $ts was unreadable; building it"
 		return 1
 	fi
+	toolset_relocate "$ts"
 	now=$(date +%s)
 	find "$MS_BUILD/obj/$ts" "$STAGE/$ts" -exec touch -h -d "@$now" {} +
 	for comp in "${COMPONENTS[@]}"; do
@@ -289,10 +293,27 @@ toolset_restore() {
 	printf 'timing %s: restored from the cache %ss\n' "$ts" "$(($(date +%s) - t0))" >>"$MANIFEST.new"
 }
 
+# toolset_relocate TOOLSET: after a restore, the object directories' text
+# files name this checkout and build directory instead of those they were
+# built in (obj/TOOLSET/.mountsafe-paths: the checkout, then the build
+# directory; an entry without it was made here).
+toolset_relocate() {
+	local ts=$1 obj=$MS_BUILD/obj/$1 old_root old_build
+	[ -f "$obj/.mountsafe-paths" ] || return 0
+	{ read -r old_root; read -r old_build; } <"$obj/.mountsafe-paths"
+	[ "$old_root" != "$MS_ROOT" ] || [ "$old_build" != "$MS_BUILD" ] || return 0
+	# shellcheck disable=SC2016 # perl's $ENV, not the shell's
+	grep -rIlZ -F -e "$old_build" -e "$old_root" "$obj" |
+		OB=$old_build NB=$MS_BUILD OR=$old_root NR=$MS_ROOT xargs -0 -r perl -pi -e \
+			's{\Q$ENV{OB}\E(?=[/\s\x27"]|$)}{$ENV{NB}}g; s{\Q$ENV{OR}\E(?=[/\s\x27"]|$)}{$ENV{NR}}g'
+	printf '%s\n' "$MS_ROOT" "$MS_BUILD" >"$obj/.mountsafe-paths"
+}
+
 # toolset_save TOOLSET KEY
 toolset_save() {
 	local ts=$1 f=$TS_CACHE/$1-$2.tar.zst
 	mkdir -p "$TS_CACHE"
+	printf '%s\n' "$MS_ROOT" "$MS_BUILD" >"$MS_BUILD/obj/$ts/.mountsafe-paths"
 	if ! tar -I 'zstd -1 -T0' -cf "$f.tmp.$BASHPID" -C "$MS_BUILD" "obj/$ts" "stage/$ts"; then
 		rm -f "$f.tmp.$BASHPID"
 		say "could not cache $ts"
@@ -307,10 +328,16 @@ toolset_save() {
 # one after the other (uses cmd_build's SRC); each from the cache when it
 # holds it.
 build_lane() {
-	local ts comp key
+	local ts comp key old
 	for ts in stock-$1 patched-$1; do
 		key=$(toolset_key "$ts")
 		if [ -n "$key" ] && toolset_restore "$ts" "$key"; then
+			continue
+		fi
+		# An entry of the first version of this cache, made in this checkout.
+		old=$(toolset_key "$ts" "$MS_ROOT")
+		if [ -n "$key" ] && toolset_restore "$ts" "$old"; then
+			toolset_save "$ts" "$key"
 			continue
 		fi
 		rm -rf "$STAGE/$ts.new"
