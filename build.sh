@@ -4,10 +4,12 @@
 #
 #   ./build.sh                 everything below: tool sets, then packages
 #   ./build.sh tools           fetch, materialise, build and stage the tool sets
-#   ./build.sh deb [SOURCE...] Debian 12 packages with our series -> build/debs/
-#                              (Debian's test suites run unless
-#                              DEB_BUILD_OPTIONS=nocheck), then the signed
-#                              apt repository build/repo/ (scripts/repo.sh)
+#   ./build.sh deb [SOURCE...] Debian 12 and 13 packages with our series, each
+#                              built in a clean chroot of its release ->
+#                              build/debs/{bookworm,trixie}/ (Debian's test
+#                              suites run unless DEB_BUILD_OPTIONS=nocheck),
+#                              then the signed apt repository build/repo/
+#                              (scripts/deb.sh, scripts/repo.sh)
 #   ./build.sh trees           only fetch and materialise the working trees
 #   ./build.sh export [C[/B]]  write working-tree commits back to patches/
 #   ./build.sh --help
@@ -31,7 +33,7 @@ STAGE=$MS_BUILD/stage
 LOGS=$MS_BUILD/logs
 MANIFEST=$MS_BUILD/manifest.txt
 
-usage() { sed -n '2,19s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '2,22s/^# \{0,1\}//p' "$0"; }
 
 host_deps() {
 	need_pkgs build-essential autoconf automake autopoint libtool gettext bison \

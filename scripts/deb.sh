@@ -1,21 +1,28 @@
 #!/bin/bash
 # shellcheck source-path=SCRIPTDIR
-# Debian 12 binary packages of util-linux and e2fsprogs with the mountsafe
-# series, built with Debian's own packaging.
+# Debian 12 and Debian 13 binary packages of util-linux and e2fsprogs with
+# the mountsafe series, built the way Debian builds them.
 #
 #   ./build.sh deb [SOURCE...]   (or scripts/deb.sh): util-linux e2fsprogs
+#   scripts/deb.sh --release bookworm|trixie [SOURCE...]   one release only
 #
-# For each source package: the newest Debian 12 version (bookworm,
-# bookworm-updates) is unpacked with dpkg-source into build/deb/, our
-# patches/<component>/deb12/series is appended to debian/patches/series
+# For each release (bookworm = Debian 12, series patches/<c>/deb12; trixie =
+# Debian 13, series patches/<c>/deb13) and source package: the newest
+# version in the release and its -updates suite is unpacked with dpkg-source
+# into the work directory, the series is appended to debian/patches/series
 # (files in debian/patches/mountsafe/, DEP-3 headers as they are), a
 # debian/changelog entry gives the version a +mountsafeN suffix, and
-# dpkg-buildpackage -b builds it as an unprivileged user (like a buildd).
-# Debian's build-time test suites run unless DEB_BUILD_OPTIONS has nocheck;
-# e2fsprogs' runs only when DEB_BUILD_OPTIONS is set (tests/run's stage
-# "e2fsprogs check" runs it on the same sources and series).
-# Result: build/debs/*.deb, SHA256SUMS and BUILDINFO.txt (versions, patches,
-# timings).  Build logs: build/logs/deb-<source>.log.
+# dpkg-buildpackage -b builds it as an unprivileged user (nobody) inside a
+# clean chroot of that release: mmdebstrap's buildd variant plus the
+# package's build dependencies, made once and kept as a tarball, unpacked
+# afresh for every build.  The host installs no build dependencies; what it
+# has installed does not reach the build.  The two releases build at the
+# same time.  Debian's build-time test suites run unless DEB_BUILD_OPTIONS
+# has nocheck; e2fsprogs' runs only when DEB_BUILD_OPTIONS is set (tests/run's
+# stage "e2fsprogs check" runs it on the same sources and series).
+# Result: build/debs/<release>/*.deb, SHA256SUMS and BUILDINFO.txt
+# (versions, patches, timings, the chroot).  Build logs:
+# build/logs/deb-<release>-<source>.log.
 #
 # Environment: MOUNTSAFE_DEB_REV=N (default 1) for +mountsafeN;
 # DEBFULLNAME / DEBEMAIL for the changelog entry.
@@ -27,11 +34,11 @@ set -euo pipefail
 # shellcheck source=patchq.sh
 . "$MS_ROOT/scripts/patchq.sh"
 
-# The build happens outside the checkout, as the unprivileged build user:
-# a checkout may live where that user cannot go (root's home is mode 700).
-# The directory also keeps each source's last packages (out-<source>/,
-# stamped with what they were built from), which a new clone of the same
-# series reuses instead of building them again.
+# The build happens outside the checkout: a checkout may live where the
+# build user cannot go (root's home is mode 700).  The directory also keeps
+# each source's last packages (out-<release>-<source>/, stamped with what
+# they were built from), which a new clone of the same series reuses
+# instead of building them again, and the chroot tarballs (chroots/).
 if [ "$(id -u)" -eq 0 ]; then
 	DEB_WORK=${MOUNTSAFE_DEB_WORK:-/var/cache/mountsafe/deb}
 else
@@ -40,186 +47,276 @@ fi
 DEB_OUT=$MS_BUILD/debs
 LOGS=$MS_BUILD/logs
 REV=${MOUNTSAFE_DEB_REV:-1}
-SUITES="bookworm bookworm-updates"
+RELEASES=(bookworm trixie)
+SOURCES=(util-linux e2fsprogs)
+# Compilers in the chroot go through ccache; its directory is bound into
+# every chroot and owned by the build user.
+DEB_CCACHE=${MS_DEB_CCACHE:-/var/cache/mountsafe/ccache-deb}
 
 usage() { awk 'NR > 1 && !/^#/ {exit} NR > 1 && !/shellcheck/ {sub(/^# ?/, ""); print}' "$0"; }
 
-# Newest source version of $1 in bookworm / bookworm-updates (as build.sh
-# resolves the deb12 baseline).
-deb12_version() {
-	# shellcheck disable=SC2086
-	newest_src "$1" $SUITES
+# The series (patches/<c>/<base>) and stable-update tag (+<base>uN) of a
+# release.
+rel_base() {
+	case $1 in
+	bookworm) echo deb12 ;;
+	trixie) echo deb13 ;;
+	*) die "unknown release $1 (bookworm or trixie)" ;;
+	esac
 }
 
-# The version Debian's next update of VER would get: +deb12uN -> +deb12u(N+1),
-# otherwise the first stable update +deb12u1.
+# Newest source version of PKG in REL and REL-updates (as build.sh
+# resolves the baselines).
+release_version() { newest_src "$2" "$1" "$1-updates"; }
+
+# The version Debian's next update of VER would get: +debNNuN -> +debNNu(N+1),
+# otherwise the first stable update +debNNu1.
 next_debian_update() {
-	local v=$1 n
-	if [[ $v =~ ^(.*\+deb12u)([0-9]+)$ ]]; then
+	local v=$1 tag=$2 n
+	if [[ $v =~ ^(.*\+${tag}u)([0-9]+)$ ]]; then
 		n=${BASH_REMATCH[2]}
 		printf '%s%s\n' "${BASH_REMATCH[1]}" "$((n + 1))"
 	else
-		printf '%s+deb12u1\n' "$v"
+		printf '%s+%su1\n' "$v" "$tag"
 	fi
 }
 
-# Our version of Debian's VER (source package PKG): VER+mountsafeN when VER
-# already carries a stable-update suffix (+deb12uN); otherwise
-# VER+deb12u0+mountsafeN, because a plain VER+mountsafeN would sort above
-# Debian's first stable update VER+deb12u1 ("m" > "d").  Checked with
-# dpkg --compare-versions against VER, against the binary versions Debian 12
-# ships of PKG (binNMUs such as 1.47.0-2+b2), and against the next update.
+# Our version of Debian's VER (source package PKG, release REL):
+# VER+mountsafeN when VER already carries a stable-update suffix
+# (+deb12uN); otherwise VER+deb12u0+mountsafeN, because a plain
+# VER+mountsafeN would sort above Debian's first stable update VER+deb12u1
+# ("m" > "d").  Checked with dpkg --compare-versions against VER, against
+# the binary versions the release ships of PKG (binNMUs such as
+# 1.47.0-2+b2), and against the next update.
 local_version() {
-	local v=$1 pkg=$2 ours next b
-	if [[ $v =~ \+deb12u[0-9]+$ ]]; then
+	local v=$1 pkg=$2 rel=$3 tag ours next b
+	tag=$(rel_base "$rel")
+	if [[ $v =~ \+${tag}u[0-9]+$ ]]; then
 		ours=$v+mountsafe$REV
 	else
-		ours=$v+deb12u0+mountsafe$REV
+		ours=$v+${tag}u0+mountsafe$REV
 	fi
-	next=$(next_debian_update "$v")
+	next=$(next_debian_update "$v" "$tag")
 	dpkg --compare-versions "$ours" gt "$v" || die "$ours does not sort above $v"
-	# shellcheck disable=SC2086
 	while read -r b; do
 		dpkg --compare-versions "$ours" gt "$b" || die "$ours does not sort above Debian's binary $pkg $b"
-	done < <(archive_versions "$pkg" Packages $SUITES)
+	done < <(archive_versions "$pkg" Packages "$rel" "$rel-updates")
 	dpkg --compare-versions "$ours" lt "$next" || die "$ours does not sort below $next"
 	printf '%s\n' "$ours"
 }
 
 # Prepend our changelog entry.
 changelog_entry() {
-	local dir=$1 pkg=$2 ver=$3 base=$4 comp=$5 who when p subj n
+	local dir=$1 pkg=$2 ver=$3 base=$4 comp=$5 rel=$6 sb who when p subj n
+	sb=$(rel_base "$rel")
 	who="${DEBFULLNAME:-mountsafe build} <${DEBEMAIL:-build@mountsafe.invalid}>"
 	# The date of the newest commit touching the series (reproducible), else now.
-	when=$(git -C "$MS_ROOT" log -1 --format=%ct -- "patches/$comp/deb12" 2>/dev/null || true)
+	when=$(git -C "$MS_ROOT" log -1 --format=%ct -- "patches/$comp/$sb" 2>/dev/null || true)
 	when=$(LC_ALL=C date -u -R -d "@${when:-$(date +%s)}")
-	n=$(series_list "$comp" deb12 | wc -l)
+	n=$(series_list "$comp" "$sb" | wc -l)
 	{
-		printf '%s (%s) bookworm; urgency=medium\n\n' "$pkg" "$ver"
+		printf '%s (%s) %s; urgency=medium\n\n' "$pkg" "$ver" "$rel"
 		printf '  * mountsafe: rebuild of %s with %s patch(es) from\n' "$base" "$n"
 		printf '    debian/patches/mountsafe/ so that the tools work when the kernel\n'
 		printf '    blocks writes to mounted block devices (bdev_allow_write_mounted=0).\n'
 		while read -r p; do
-			subj=$(patch_field "$(series_dir "$comp" deb12)/$p" Subject)
+			subj=$(patch_field "$(series_dir "$comp" "$sb")/$p" Subject)
 			printf '    - %s\n' "$subj" | fold -s -w 74 | sed -e 's/ *$//' -e '2,$s/^/      /'
-		done < <(series_list "$comp" deb12)
+		done < <(series_list "$comp" "$sb")
 		printf '\n -- %s  %s\n\n' "$who" "$when"
 		cat "$dir/debian/changelog"
 	} >"$dir/debian/changelog.new"
 	mv "$dir/debian/changelog.new" "$dir/debian/changelog"
 }
 
-# Run a command as an unprivileged user when we are root (Debian's test
-# suites then behave as on a buildd and leave the host's devices alone).
-# Compilers go through ccache; its cache must be writable by that user, so it
-# lives outside root's home: $MS_DEB_CCACHE (default /var/cache/mountsafe/ccache-deb).
-DEB_CCACHE=${MS_DEB_CCACHE:-/var/cache/mountsafe/ccache-deb}
-as_builder() {
-	local path=/usr/sbin:/usr/bin:/sbin:/bin
-	[ ! -d /usr/lib/ccache ] || path=/usr/lib/ccache:$path
-	if [ "$(id -u)" -eq 0 ]; then
-		setpriv --reuid=nobody --regid=nogroup --clear-groups --reset-env -- \
-			env HOME="$DEB_WORK/.home" SHELL=/bin/sh PATH="$path" \
-			CCACHE_DIR="$DEB_CCACHE" CCACHE_BASEDIR="$DEB_WORK" CCACHE_NOHASHDIR=1 \
-			DEB_BUILD_OPTIONS="${DEB_BUILD_OPTIONS:-}" LC_ALL=C.UTF-8 "$@"
-	else
-		env PATH="$path:$PATH" CCACHE_DIR="$DEB_CCACHE" CCACHE_BASEDIR="$DEB_WORK" \
-			DEB_BUILD_OPTIONS="${DEB_BUILD_OPTIONS:-}" \
-			CCACHE_NOHASHDIR=1 "$@"
-	fi
+# ---- the clean chroot of a release ----
+
+# chroot_make REL TARBALL DSC...: mmdebstrap's buildd variant of REL (and
+# REL-updates, from the archive the machine's apt sources name) with
+# fakeroot, ccache and the build dependencies of the DSCs.
+chroot_make() {
+	local rel=$1 out=$2 uri log
+	shift 2
+	uri=$(archive_uri)
+	log=$LOGS/chroot-$rel.log
+	say "$rel: making a clean build chroot (mmdebstrap buildd + build dependencies; log: ${log#"$MS_ROOT"/})"
+	# shellcheck disable=SC2016 # "$1" is mmdebstrap's: the chroot
+	mmdebstrap --mode=root --variant=buildd --include=fakeroot,ccache \
+		--aptopt='Acquire::Retries "3"' \
+		--customize-hook='mkdir -p "$1/tmp/dsc"' \
+		--customize-hook="copy-in $* /tmp/dsc" \
+		--customize-hook='chroot "$1" sh -c "DEBIAN_FRONTEND=noninteractive apt-get -q -y --no-install-recommends build-dep /tmp/dsc/*.dsc"' \
+		--customize-hook='rm -rf "$1/tmp/dsc"' \
+		"$rel" "$out.tmp.tar" "deb $uri $rel main" "deb $uri $rel-updates main" >"$log" 2>&1 ||
+		{ tail -n 30 "$log" >&2; die "mmdebstrap $rel failed (log: $log)"; }
+	mv "$out.tmp.tar" "$out"
 }
 
+# chroot_tarball REL DSC...: the cached chroot for these sources; prints its
+# path.  Kept under what goes into it: the release, the sources' build
+# dependencies, mmdebstrap's version and the recipe above.
+chroot_tarball() {
+	local rel=$1 key dir=$DEB_WORK/chroots tar d
+	shift
+	key=$( {
+		echo "$rel"
+		for d in "$@"; do sha256sum <"$d"; done
+		dpkg-query -W -f='${Version}\n' mmdebstrap
+		declare -f chroot_make
+	} | sha256sum | cut -c1-16)
+	tar=$dir/$rel-$key.tar
+	if [ ! -f "$tar" ]; then
+		mkdir -p "$dir"
+		chroot_make "$rel" "$tar" "$@"
+		# Keep the newest other chroot of this release only.
+		find "$dir" -maxdepth 1 -name "$rel-*.tar" ! -name "${tar##*/}" -printf '%T@ %p\n' |
+			sort -rn | tail -n +2 | cut -d' ' -f2- | xargs -r rm -f
+	fi
+	printf '%s\n' "$tar"
+}
+
+# in_chroot ROOT DIR CMD...: run CMD in the chroot ROOT (as root: CMD drops
+# to the build user itself) with its own mount and PID namespaces, /proc,
+# a read-only /sys, its own /dev/pts and /dev/shm, DIR bound at the same
+# path and the ccache directory at /ccache.
+in_chroot() {
+	local root=$1 dir=$2
+	shift 2
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	unshare --mount --pid --fork --kill-child -- /bin/bash -euc '
+		root=$1 dir=$2 cc=$3
+		shift 3
+		mount --make-rprivate /
+		mount -t proc proc "$root/proc"
+		mount -t sysfs -o ro sys "$root/sys"
+		mkdir -p "$root/dev/pts" "$root/dev/shm" "$root$dir" "$root/ccache"
+		mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts "$root/dev/pts"
+		if [ ! -L "$root/dev/ptmx" ]; then
+			[ -e "$root/dev/ptmx" ] || : >"$root/dev/ptmx"
+			mount --bind "$root/dev/pts/ptmx" "$root/dev/ptmx"
+		fi
+		mount -t tmpfs -o mode=1777 shm "$root/dev/shm"
+		mount --bind "$dir" "$root$dir"
+		mount --bind "$cc" "$root/ccache"
+		exec chroot "$root" "$@"' in_chroot "$root" "$dir" "$DEB_CCACHE" "$@"
+}
+
+# The recipe of a build: what a package's stamp holds besides the sources.
+recipe_hash() {
+	declare -f changelog_entry build_source in_chroot chroot_make | sha256sum | cut -c1-16
+}
+
+# build_source REL PKG: one source package of one release.
 build_source() {
-	local pkg=$1 comp=$1 ver dsc ours dir out stamp t0 p log secs
+	local rel=$1 pkg=$2 comp=$2 sb ver dsc ours dir out stamp t0 log secs tar root p
+	sb=$(rel_base "$rel")
 	# e2fsprogs' "make check" runs in tests/run's stage "e2fsprogs check"
 	# (the same sources and series, patched against stock), so the package
 	# build does not run it again unless DEB_BUILD_OPTIONS is set.
 	local DEB_BUILD_OPTIONS=${DEB_BUILD_OPTIONS-}
 	[ "$pkg" != e2fsprogs ] || [ -n "${DEB_BUILD_OPTIONS_SET:-}" ] || DEB_BUILD_OPTIONS=nocheck
-	ver=$(deb12_version "$pkg")
-	ours=$(local_version "$ver" "$pkg")
-	out=$DEB_WORK/out-$pkg
-	stamp="$ours $(series_hash "$comp" deb12) opts=${DEB_BUILD_OPTIONS:-} deb.sh=$(sha256sum <"$0" | cut -c1-16)"
+	ver=$(release_version "$rel" "$pkg")
+	ours=$(local_version "$ver" "$pkg" "$rel")
+	tar=$(chroot_tarball "$rel" "${DSCS[@]}")
+	out=$DEB_WORK/out-$rel-$pkg
+	stamp="$ours $(series_hash "$comp" "$sb") opts=${DEB_BUILD_OPTIONS:-} recipe=$(recipe_hash) chroot=${tar##*/}"
 	if [ -f "$out/.stamp" ] && [ "$(cat "$out/.stamp")" = "$stamp" ]; then
-		say "$pkg $ours: up to date ($out, built from the same series)"
+		say "$rel: $pkg $ours: up to date ($out, built from the same series)"
 		return 0
 	fi
 	dsc=$(fetch_dsc "$pkg" "$ver")
-	dir=$DEB_WORK/$pkg-$ours/src
-	rm -rf "$DEB_WORK/$pkg-$ours" "$out"
-	mkdir -p "$DEB_WORK/$pkg-$ours" "$LOGS"
-	log=$LOGS/deb-$pkg.log
-	say "$pkg $ver -> $ours ($(series_list "$comp" deb12 | wc -l) mountsafe patches)"
-	dpkg-source --no-check -x "$dsc" "$dir" >"$log" 2>&1 ||
+	dir=$DEB_WORK/$pkg-$ours
+	root=$DEB_WORK/root-$pkg-$ours
+	rm -rf "$dir" "$root" "$out"
+	mkdir -p "$dir" "$LOGS"
+	log=$LOGS/deb-$rel-$pkg.log
+	say "$rel: $pkg $ver -> $ours ($(series_list "$comp" "$sb" | wc -l) mountsafe patches)"
+	dpkg-source --no-check -x "$dsc" "$dir/src" >"$log" 2>&1 ||
 		{ cat "$log" >&2; die "dpkg-source -x failed for $dsc"; }
 	# Our series after Debian's.
-	mkdir -p "$dir/debian/patches/mountsafe"
+	mkdir -p "$dir/src/debian/patches/mountsafe"
 	while read -r p; do
-		cp "$(series_dir "$comp" deb12)/$p" "$dir/debian/patches/mountsafe/${p##*/}"
-		echo "mountsafe/${p##*/}" >>"$dir/debian/patches/series"
-	done < <(series_list "$comp" deb12)
-	changelog_entry "$dir" "$pkg" "$ours" "$ver" "$comp"
-	[ "$(dpkg-parsechangelog -l "$dir/debian/changelog" -S Version)" = "$ours" ] ||
-		die "changelog entry not taken: $dir/debian/changelog"
+		cp "$(series_dir "$comp" "$sb")/$p" "$dir/src/debian/patches/mountsafe/${p##*/}"
+		echo "mountsafe/${p##*/}" >>"$dir/src/debian/patches/series"
+	done < <(series_list "$comp" "$sb")
+	changelog_entry "$dir/src" "$pkg" "$ours" "$ver" "$comp" "$rel"
+	[ "$(dpkg-parsechangelog -l "$dir/src/debian/changelog" -S Version)" = "$ours" ] ||
+		die "changelog entry not taken: $dir/src/debian/changelog"
 	# Apply our patches now (dpkg-source would do it at build time) so a patch
 	# that does not apply fails here, by name.
-	dpkg-source --before-build "$dir" >>"$log" 2>&1 ||
-		{ tail -n 30 "$log" >&2; die "$pkg: a mountsafe patch does not apply on $ver (log: $log)"; }
+	dpkg-source --before-build "$dir/src" >>"$log" 2>&1 ||
+		{ tail -n 30 "$log" >&2; die "$rel: $pkg: a mountsafe patch does not apply on $ver (log: $log)"; }
 	# Packaging for what our series adds: Debian's rules end with
 	# "dh_missing --fail-missing", so every new installed file must be
 	# listed (units in lib/systemd/system are, as a directory).
-	if [ -f "$dir/e2fsck/e2fsck_record.c" ]; then
+	if [ -f "$dir/src/e2fsck/e2fsck_record.c" ]; then
 		printf '%s\n' '[linux-any] sbin/e2fsck_record' \
-			'[linux-any] usr/share/man/man8/e2fsck_record.8' >>"$dir/debian/e2fsprogs.install"
+			'[linux-any] usr/share/man/man8/e2fsck_record.8' >>"$dir/src/debian/e2fsprogs.install"
 	fi
-	# Build dependencies, from the machine's own (Debian 12) apt sources.
-	if ! (cd "$dir" && dpkg-checkbuilddeps) >/dev/null 2>&1; then
-		[ "$(id -u)" -eq 0 ] || die "need root to install the build dependencies of $pkg"
-		say "installing build dependencies of $pkg"
-		DEBIAN_FRONTEND=noninteractive apt-get -q -o Acquire::Retries=3 update >/dev/null ||
-			die "apt-get update failed"
-		DEBIAN_FRONTEND=noninteractive apt-get -q -y -o Acquire::Retries=3 \
-			--no-install-recommends build-dep "$dir" >>"$log" 2>&1 ||
-			{ tail -n 30 "$log" >&2; die "apt-get build-dep failed for $pkg"; }
-	fi
-	mkdir -p "$DEB_WORK/.home" "$DEB_CCACHE"
+	# A fresh chroot from the tarball; the sources and the build user's
+	# home in the bound directory.
+	mkdir -p "$root" "$dir/.home" "$DEB_CCACHE"
+	tar -C "$root" -xf "$tar"
 	chmod 755 "$DEB_WORK"
-	[ "$(id -u)" -ne 0 ] ||
-		chown -R nobody:nogroup "$DEB_WORK/.home" "$DEB_WORK/$pkg-$ours" "$DEB_CCACHE"
-	say "dpkg-buildpackage $pkg $ours (DEB_BUILD_OPTIONS='${DEB_BUILD_OPTIONS:-}'; log: ${log#"$MS_ROOT"/})"
+	chown -R nobody:nogroup "$dir" "$DEB_CCACHE"
+	say "$rel: dpkg-buildpackage $pkg $ours in a clean $rel chroot (DEB_BUILD_OPTIONS='${DEB_BUILD_OPTIONS:-}'; log: ${log#"$MS_ROOT"/})"
 	t0=$(date +%s)
-	(cd "$dir" && as_builder dpkg-buildpackage -rfakeroot -b -us -uc -j"$MS_JOBS") >>"$log" 2>&1 ||
-		{ tail -n 60 "$log" >&2; die "dpkg-buildpackage failed for $pkg (log: $log)"; }
+	# shellcheck disable=SC2016 # expanded by the build user's shell
+	in_chroot "$root" "$dir" setpriv --reuid=nobody --regid=nogroup --clear-groups --reset-env -- \
+		env HOME="$dir/.home" SHELL=/bin/sh PATH=/usr/lib/ccache:/usr/sbin:/usr/bin:/sbin:/bin \
+		CCACHE_DIR=/ccache CCACHE_BASEDIR="$DEB_WORK" CCACHE_NOHASHDIR=1 \
+		DEB_BUILD_OPTIONS="${DEB_BUILD_OPTIONS:-}" LC_ALL=C.UTF-8 \
+		sh -c 'cd "$1" && exec dpkg-buildpackage -rfakeroot -b -us -uc -j"$2"' build "$dir/src" "$MS_JOBS" \
+		>>"$log" 2>&1 ||
+		{ tail -n 60 "$log" >&2; rm -rf "$root"; die "$rel: dpkg-buildpackage failed for $pkg (log: $log)"; }
 	secs=$(($(date +%s) - t0))
+	rm -rf "$root"
 	mkdir -p "$out"
 	# udebs are for the installer only.
-	mv "$DEB_WORK/$pkg-$ours"/*.deb "$DEB_WORK/$pkg-$ours"/*.buildinfo "$out/"
+	mv "$dir"/*.deb "$dir"/*.buildinfo "$out/"
 	{
-		printf '%s\t%s\t%s\t%ss\t%s\n' "$pkg" "$ver" "$ours" "$secs" \
-			"DEB_BUILD_OPTIONS='${DEB_BUILD_OPTIONS:-}'"
-		series_list "$comp" deb12 | sed 's/^/\tpatch\t/'
+		printf '%s\t%s\t%s\t%ss\t%s\t%s\n' "$pkg" "$ver" "$ours" "$secs" \
+			"DEB_BUILD_OPTIONS='${DEB_BUILD_OPTIONS:-}'" "chroot=${tar##*/}"
+		series_list "$comp" "$sb" | sed 's/^/\tpatch\t/'
 	} >"$out/.info"
 	echo "$stamp" >"$out/.stamp"
-	printf '  %-10s %s built in %ss\n' "$pkg" "$ours" "$secs"
+	printf '  %-8s %-10s %s built in %ss\n' "$rel" "$pkg" "$ours" "$secs"
 }
 
+# build_release REL SOURCE...: the sources of one release, one after the
+# other (they share the chroot).
+build_release() {
+	local rel=$1 s
+	shift
+	DSCS=()
+	for s in "${SOURCES[@]}"; do DSCS+=("$(fetch_dsc "$s" "$(release_version "$rel" "$s")")"); done
+	for s in "$@"; do build_source "$rel" "$s"; done
+}
+
+# collect: build/debs/<release>/ for every release whose packages of both
+# sources exist.
 collect() {
-	local tmp=$DEB_OUT.new s
+	local tmp=$DEB_OUT.new rel s d sb
 	rm -rf "$tmp" && mkdir -p "$tmp"
-	for s in "$@"; do
-		cp "$DEB_WORK/out-$s"/*.deb "$DEB_WORK/out-$s"/*.buildinfo "$tmp/"
+	for rel in "${RELEASES[@]}"; do
+		for s in "${SOURCES[@]}"; do [ -f "$DEB_WORK/out-$rel-$s/.stamp" ] || continue 2; done
+		sb=$(rel_base "$rel")
+		d=$tmp/$rel
+		mkdir -p "$d"
+		for s in "${SOURCES[@]}"; do
+			cp "$DEB_WORK/out-$rel-$s"/*.deb "$DEB_WORK/out-$rel-$s"/*.buildinfo "$d/"
+		done
+		{
+			echo "# mountsafe packages for $rel, $(date -u '+%F %T') UTC"
+			echo "# source	debian-version	our-version	build-time	options	chroot"
+			for s in "${SOURCES[@]}"; do cat "$DEB_WORK/out-$rel-$s/.info"; done
+			for s in "${SOURCES[@]}"; do echo "# series-hash $s $(series_hash "$s" "$sb")"; done
+		} >"$d/BUILDINFO.txt"
+		(cd "$d" && sha256sum -- *.deb *.buildinfo BUILDINFO.txt >SHA256SUMS)
+		echo "packages in ${d#"$MS_ROOT"/}: $(find "$d" -name "*.deb" | wc -l) .deb, SHA256SUMS"
 	done
-	{
-		echo "# mountsafe Debian 12 packages, $(date -u '+%F %T') UTC"
-		echo "# source	debian-version	our-version	build-time	options"
-		for s in "$@"; do cat "$DEB_WORK/out-$s/.info"; done
-		echo "# series-hash util-linux $(series_hash util-linux deb12)"
-		echo "# series-hash e2fsprogs $(series_hash e2fsprogs deb12)"
-	} >"$tmp/BUILDINFO.txt"
-	(cd "$tmp" && sha256sum -- *.deb *.buildinfo BUILDINFO.txt >SHA256SUMS)
 	rm -rf "$DEB_OUT"
 	mv "$tmp" "$DEB_OUT"
-	echo "packages in ${DEB_OUT#"$MS_ROOT"/}: $(find "$DEB_OUT" -name "*.deb" | wc -l) .deb, SHA256SUMS"
 }
 
 # check_access: what a package build needs from the build user, without a
@@ -229,36 +326,45 @@ collect() {
 # directory.
 check_access() {
 	local d=$DEB_WORK/access-check
-	rm -rf "$d" && mkdir -p "$d/src" "$DEB_WORK/.home"
+	rm -rf "$d" && mkdir -p "$d/src" "$d/.home"
 	chmod 755 "$DEB_WORK"
 	cp "$(series_dir util-linux deb12)/series" "$d/src/series"
-	[ "$(id -u)" -ne 0 ] || chown -R nobody:nogroup "$d" "$DEB_WORK/.home"
+	[ "$(id -u)" -ne 0 ] || chown -R nobody:nogroup "$d"
 	# shellcheck disable=SC2016 # expanded by the build user's shell
-	(cd "$d/src" && as_builder sh -c 'cat series >/dev/null && mkdir -p "$HOME/.cache"') ||
+	(cd "$d/src" && setpriv --reuid=nobody --regid=nogroup --clear-groups --reset-env -- \
+		env HOME="$d/.home" sh -c 'cat series >/dev/null && mkdir -p "$HOME/.cache"') ||
 		die "the build user cannot use $d"
 	rm -rf "$d"
 	echo "the build user can read the sources and write HOME in $DEB_WORK"
 }
 
 main() {
-	local srcs=() s t0
+	local srcs=() rels=("${RELEASES[@]}") s rel t0 pids=() rc=0 i
 	case ${1:-} in
 	-h | --help | help) usage; exit 0 ;;
 	--check-access) check_access; exit 0 ;;
+	--release) rel_base "${2:?}" >/dev/null; rels=("$2"); shift 2 ;;
 	esac
 	for s in "$@"; do
 		case $s in util-linux | e2fsprogs) ;; *) usage >&2; exit 2 ;; esac
 	done
-	[ $# -gt 0 ] && srcs=("$@") || srcs=(util-linux e2fsprogs)
+	[ $# -gt 0 ] && srcs=("$@") || srcs=("${SOURCES[@]}")
+	[ "$(id -u)" -eq 0 ] || die "the package build needs root (the chroots)"
 	t0=$(date +%s)
-	need_pkgs dpkg-dev build-essential fakeroot debian-archive-keyring curl ccache
+	need_pkgs dpkg-dev mmdebstrap debian-archive-keyring curl
 	apt_setup
-	mkdir -p "$DEB_WORK"
-	for s in "${srcs[@]}"; do build_source "$s"; done
-	# The output folder always holds both sources' packages (whatever was built).
-	local all=()
-	for s in util-linux e2fsprogs; do [ -f "$DEB_WORK/out-$s/.stamp" ] && all+=("$s"); done
-	collect "${all[@]}"
+	mkdir -p "$DEB_WORK" "$LOGS"
+	# The releases build at the same time (two chroots).
+	for rel in "${rels[@]}"; do
+		build_release "$rel" "${srcs[@]}" >"$LOGS/deb-$rel.out" 2>&1 &
+		pids+=($!)
+	done
+	for i in "${!pids[@]}"; do
+		wait "${pids[$i]}" || { rc=1; say "${rels[$i]}: the package build failed"; }
+		cat "$LOGS/deb-${rels[$i]}.out" >&2
+	done
+	[ $rc -eq 0 ] || die "package build failed (logs in ${LOGS#"$MS_ROOT"/})"
+	collect
 	echo "deb done in $(($(date +%s) - t0))s"
 }
 

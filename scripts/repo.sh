@@ -1,19 +1,21 @@
 #!/bin/bash
 # shellcheck source-path=SCRIPTDIR
-# The signed apt repository of our packages: build/debs/*.deb -> build/repo/.
+# The signed apt repository of our packages: build/debs/<release>/*.deb ->
+# build/repo/, one suite per release (bookworm, trixie).
 #
 #   scripts/repo.sh          (run by ./build.sh after the packages)
 #   scripts/repo.sh --verify REPO-DIR  check REPO-DIR the way apt does (its
 #                            signature and every index's checksum), with a
 #                            private apt configuration; exit 0 = apt accepts it
 #
-# Layout (one suite per Debian release we build for; today bookworm):
+# Layout (one suite per Debian release we build for: bookworm, trixie):
 #   build/repo/dists/<suite>/{InRelease,Release,Release.gpg}
 #   build/repo/dists/<suite>/main/binary-amd64/Packages{,.xz}
 #   build/repo/pool/<suite>/*.deb
 #   build/repo/mountsafe-archive-keyring.gpg   the public key (for Signed-By)
-#   build/repo/mountsafe.sources               the deb822 stanza a user adds
-#   build/repo/mountsafe.pref                  the pin a user adds
+#   build/repo/mountsafe-<suite>.sources       the deb822 stanza a user of that
+#                                              release adds
+#   build/repo/mountsafe.pref                  the pin a user adds (any release)
 #
 # Signing key: MOUNTSAFE_SIGNING_KEY (a key id or fingerprint in the user's
 # own GnuPG home), otherwise a key made once per machine and kept in
@@ -71,18 +73,20 @@ suite_index() {
 	gpg "${GPG_OPTS[@]}" --yes --armor --detach-sign -o "$d/Release.gpg" "$d/Release"
 }
 
-# user_files SUITE: the stanza and the pin a user copies (README).
+# user_files SUITE...: the stanzas and the pin a user copies (README).
 user_files() {
-	local suite=$1 pkgs
-	pkgs=$(sed -n 's/^Package: //p' "$REPO/dists/$suite/main/binary-amd64/Packages" | sort -u | paste -sd' ')
-	cat >"$REPO/mountsafe.sources" <<-EOF
+	local suite pkgs
+	for suite in "$@"; do
+		cat >"$REPO/mountsafe-$suite.sources" <<-EOF
 		# /etc/apt/sources.list.d/mountsafe.sources (URIs: where you serve build/repo)
 		Types: deb
 		URIs: file:/srv/mountsafe-repo
 		Suites: $suite
 		Components: main
 		Signed-By: /usr/share/keyrings/mountsafe-archive-keyring.gpg
-	EOF
+		EOF
+	done
+	pkgs=$(sed -n 's/^Package: //p' "$REPO"/dists/*/main/binary-amd64/Packages | sort -u | paste -sd' ')
 	# Our origin may provide only our own packages, at the default
 	# priority: apt takes ours because its version sorts above the
 	# installed one, and Debian's next update above ours when it comes.
@@ -119,32 +123,36 @@ verify() {
 }
 
 main() {
-	local stamp
+	local stamp suites=() d
 	case ${1:-} in
 	--verify) verify "$2"; return ;;
 	-h | --help) awk 'NR > 1 && !/^#/ {exit} NR > 1 && !/shellcheck/ {sub(/^# ?/, ""); print}' "$0"; return ;;
 	esac
 	need_pkgs apt-utils gnupg xz-utils
-	[ -f "$DEBS/SHA256SUMS" ] || die "no packages in ${DEBS#"$MS_ROOT"/}: run ./build.sh deb first"
+	for d in "$DEBS"/*/SHA256SUMS; do
+		[ -f "$d" ] && suites+=("$(basename "$(dirname "$d")")")
+	done
+	[ ${#suites[@]} -gt 0 ] || die "no packages in ${DEBS#"$MS_ROOT"/}: run ./build.sh deb first"
 	signing_setup
-	stamp=$( { cat "$DEBS/SHA256SUMS"; echo "$KEY_FPR"; sha256sum "$0"; } | sha256sum | cut -c1-16)
+	stamp=$( { cat "$DEBS"/*/SHA256SUMS; echo "$KEY_FPR"; sha256sum "$0"; } | sha256sum | cut -c1-16)
 	if [ "$(cat "$REPO/.stamp" 2>/dev/null)" = "$stamp" ]; then
 		echo "apt repository in ${REPO#"$MS_ROOT"/}: up to date (the same packages and key)"
 		return 0
 	fi
 	rm -rf "$REPO.new" && mkdir -p "$REPO.new"
 	REPO=$REPO.new
-	suite_index bookworm "$DEBS"/*.deb
+	for d in "${suites[@]}"; do suite_index "$d" "$DEBS/$d"/*.deb; done
 	gpg "${GPG_OPTS[@]}" --export "$KEY_FPR" >"$REPO/mountsafe-archive-keyring.gpg"
 	gpg "${GPG_OPTS[@]}" --armor --export "$KEY_FPR" >"$REPO/mountsafe-archive-keyring.asc"
-	user_files bookworm
+	user_files "${suites[@]}"
 	echo "$stamp" >"$REPO/.stamp"
 	REPO=$MS_BUILD/repo
 	rm -rf "$REPO" && mv "$REPO.new" "$REPO"
 	mkdir -p "$MS_BUILD/logs"
 	verify "$REPO" >"$MS_BUILD/logs/repo-verify.log" 2>&1 ||
 		{ cat "$MS_BUILD/logs/repo-verify.log" >&2; die "apt does not accept ${REPO#"$MS_ROOT"/}"; }
-	echo "apt repository in ${REPO#"$MS_ROOT"/}: bookworm ($(find "$REPO/pool/bookworm" -name "*.deb" | wc -l) packages), signed by $KEY_FPR"
+	echo "apt repository in ${REPO#"$MS_ROOT"/}: $(for d in "${suites[@]}"; do
+		printf '%s (%s packages) ' "$d" "$(find "$REPO/pool/$d" -name "*.deb" | wc -l)"; done)signed by $KEY_FPR"
 }
 
 main "$@"
