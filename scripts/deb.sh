@@ -301,31 +301,30 @@ build_release() {
 }
 
 # collect REL...: build/debs/<release>/ for every release built (or found up
-# to date) in this run whose packages of both sources exist.
+# to date) in this run whose packages of both sources exist.  Another
+# release's directory from an earlier run stays (the system stage checks
+# that it matches the series); files of the old one-release layout go.
 collect() {
-	local tmp=$DEB_OUT.new rel s d sb
-	rm -rf "$tmp" && mkdir -p "$tmp"
+	local rel s d sb
+	mkdir -p "$DEB_OUT"
+	find "$DEB_OUT" -maxdepth 1 -type f -delete
 	for rel in "$@"; do
 		for s in "${SOURCES[@]}"; do [ -f "$DEB_WORK/out-$rel-$s/.stamp" ] || continue 2; done
 		sb=$(rel_base "$rel")
-		d=$tmp/$rel
-		mkdir -p "$d"
+		d=$DEB_OUT/$rel
+		rm -rf "$d.new" && mkdir -p "$d.new"
 		for s in "${SOURCES[@]}"; do
-			cp "$DEB_WORK/out-$rel-$s"/*.deb "$DEB_WORK/out-$rel-$s"/*.buildinfo "$d/"
+			cp "$DEB_WORK/out-$rel-$s"/*.deb "$DEB_WORK/out-$rel-$s"/*.buildinfo "$d.new/"
 		done
 		{
 			echo "# mountsafe packages for $rel, $(date -u '+%F %T') UTC"
 			echo "# source	debian-version	our-version	build-time	options	chroot"
 			for s in "${SOURCES[@]}"; do cat "$DEB_WORK/out-$rel-$s/.info"; done
 			for s in "${SOURCES[@]}"; do echo "# series-hash $s $(series_hash "$s" "$sb")"; done
-		} >"$d/BUILDINFO.txt"
-		(cd "$d" && sha256sum -- *.deb *.buildinfo BUILDINFO.txt >SHA256SUMS)
-	done
-	rm -rf "$DEB_OUT"
-	mv "$tmp" "$DEB_OUT"
-	for rel in "$@"; do
-		d=$DEB_OUT/$rel
-		[ ! -d "$d" ] || echo "packages in ${d#"$MS_ROOT"/}: $(find "$d" -name "*.deb" | wc -l) .deb, SHA256SUMS"
+		} >"$d.new/BUILDINFO.txt"
+		(cd "$d.new" && sha256sum -- *.deb *.buildinfo BUILDINFO.txt >SHA256SUMS)
+		rm -rf "$d" && mv "$d.new" "$d"
+		echo "packages in ${d#"$MS_ROOT"/}: $(find "$d" -name "*.deb" | wc -l) .deb, SHA256SUMS"
 	done
 }
 
