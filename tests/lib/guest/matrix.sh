@@ -313,7 +313,6 @@ run_one() {
 	checks="$checks dmesg=$(check_dmesg "$tag" "$allow" | tee -a $W/chk | tail -n1)"
 	grep '^#' $W/chk 2>/dev/null | sed 's/^/  | /'
 	echo "  | # after-checks: $(awk -v a="$t1" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN{printf "%.1f", b-a}') s"
-	echo "  | # after-checks: $(awk -v a="$t1" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN{printf "%.1f", b-a}') s"
 	printf '@@R\t%s\t%s\t%s\t%s\t%s\t%s\n' "$ts" "$sc" "$outcome" \
 		"$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}')" "$checks" "${note:--}"
 }
