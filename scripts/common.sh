@@ -43,6 +43,16 @@ archive_uri() {
 	printf '%s\n' "${uri%/}"
 }
 
+# rel_base RELEASE: the baseline of a Debian release we ship packages for:
+# its series (patches/<c>/<base>) and stable-update tag (+<base>uN).
+rel_base() {
+	case $1 in
+	bookworm) echo deb12 ;;
+	trixie) echo deb13 ;;
+	*) die "unknown release $1 (bookworm or trixie)" ;;
+	esac
+}
+
 MS_APT=$MS_CACHE/apt
 # Private apt configuration: bookworm (+updates), trixie (+updates,
 # backports), sid; binaries and sources. Index refresh at most once every 12

@@ -62,16 +62,6 @@ DEB_CCACHE=${MS_DEB_CCACHE:-/var/cache/mountsafe/ccache-deb}
 
 usage() { awk 'NR > 1 && !/^#/ {exit} NR > 1 && !/shellcheck/ {sub(/^# ?/, ""); print}' "$0"; }
 
-# The series (patches/<c>/<base>) and stable-update tag (+<base>uN) of a
-# release.
-rel_base() {
-	case $1 in
-	bookworm) echo deb12 ;;
-	trixie) echo deb13 ;;
-	*) die "unknown release $1 (bookworm or trixie)" ;;
-	esac
-}
-
 # Newest source version of PKG in REL and REL-updates (as build.sh
 # resolves the baselines).
 release_version() { newest_src "$2" "$1" "$1-updates"; }
