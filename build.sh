@@ -304,10 +304,13 @@ toolset_relocate() {
 	[ -f "$obj/.mountsafe-paths" ] || return 0
 	{ read -r old_root; read -r old_build; } <"$obj/.mountsafe-paths"
 	[ "$old_root" != "$MS_ROOT" ] || [ "$old_build" != "$MS_BUILD" ] || return 0
+	# One pass, the build directory first: a second pass would rewrite
+	# again what the first wrote whenever the new place contains the old
+	# one (/work/main -> /check/work/main).
 	# shellcheck disable=SC2016 # perl's $ENV, not the shell's
 	grep -rIlZ -F -e "$old_build" -e "$old_root" "$obj" |
 		OB=$old_build NB=$MS_BUILD OR=$old_root NR=$MS_ROOT xargs -0 -r perl -pi -e \
-			's{\Q$ENV{OB}\E(?=[/\s\x27"]|$)}{$ENV{NB}}g; s{\Q$ENV{OR}\E(?=[/\s\x27"]|$)}{$ENV{NR}}g'
+			's{(\Q$ENV{OB}\E|\Q$ENV{OR}\E)(?=[/\s\x27"]|$)}{$1 eq $ENV{OB} ? $ENV{NB} : $ENV{NR}}ge'
 	printf '%s\n' "$MS_ROOT" "$MS_BUILD" >"$obj/.mountsafe-paths"
 }
 
