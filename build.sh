@@ -279,6 +279,10 @@ toolset_restore() {
 	[ -f "$f" ] || return 1
 	t0=$(date +%s)
 	rm -rf "${STAGE:?}/$ts" "$MS_BUILD/obj/$ts"
+	# (The lanes restore at the same time: tar must not have to create
+	# the shared parents, or one tar can fail to make obj/<ts> in an obj/
+	# that another is creating; seen once in a fresh clone.)
+	mkdir -p "$MS_BUILD/obj" "$STAGE"
 	if ! tar -I zstd -xf "$f" -C "$MS_BUILD"; then
 		rm -rf "${STAGE:?}/$ts" "$MS_BUILD/obj/$ts" "$f"
 		say "the cached $ts was unreadable; building it"
