@@ -302,10 +302,7 @@ vm_accel() {
 vm_accel_opts() {
 	case $VM_ACCEL in
 	kvm) echo -accel kvm -cpu host ;;
-	# TCG: the plain qemu64 model, measured faster than "max" (which offers
-	# the guest vector extensions TCG must emulate): matrix guest time, k7,
-	# switch 0, two tool sets, 249 s with max, 226 s with qemu64.
-	*) echo -accel tcg -cpu qemu64 ;;
+	*) echo -accel tcg -cpu max ;;
 	esac
 }
 
@@ -319,11 +316,6 @@ vm_accel_opts() {
 #               long (1800), or has run four times that long in all: a
 #               guest that is slow because the host is loaded goes on, a
 #               hung one does not
-# Every guest runs with mitigations=off: the kernel's speculative-execution
-# mitigations guard against other tenants of a real CPU, which an emulated
-# one is not, and under TCG their page-table switches and barriers on every
-# system call are emulated at a high cost (matrix guest time, k7, switch 0,
-# two tool sets: 298 -> 249 s).
 # The guest is booted again, once, when it died before /init printed @@BOOT
 # (seen under host load with TCG: a panic in early timer set-up); the first
 # log is kept as LOG.first-try.  Returns QEMU's exit status; the seconds
@@ -352,7 +344,7 @@ vm_boot() {
 			-nodefaults -no-user-config -display none -no-reboot \
 			-serial "file:$log" ${log2:+-serial "file:$log2"} \
 			-kernel "${KDIR[$k]}/vmlinuz" -initrd "$initrd" \
-			-append "console=ttyS0 panic=-1 no_timer_check mitigations=off $append ${MS_CONTROL_RDINIT:+rdinit=$MS_CONTROL_RDINIT} ${MS_CONTROL_HANG:+ms.mode=hang}" \
+			-append "console=ttyS0 panic=-1 no_timer_check $append ${MS_CONTROL_RDINIT:+rdinit=$MS_CONTROL_RDINIT} ${MS_CONTROL_HANG:+ms.mode=hang}" \
 			"$@" >>"$log.qemu" 2>&1 || rc=$?; } 2>>"$log.qemu"
 		[ "$rc" = 0 ] || echo "qemu exited with $rc" >>"$log.qemu"
 		grep -q '^@@BOOT' "$log" 2>/dev/null && break
