@@ -58,8 +58,14 @@ resolve_version() {
 }
 
 # fetch_source PKG VERSION BASELINE -> prints the pristine directory.
+# The unpacked source, after autoreconf, is also kept in
+# $MS_CACHE/pristine/ for every checkout on this machine (a fresh clone
+# spent a minute of its build unpacking and re-running autoreconf): under
+# the source's name, with the versions of the autotools that regenerated it
+# beside it (NAME.key).  Copied with its times, so that nothing is
+# regenerated again in the copy.
 fetch_source() {
-	local pkg=$1 ver=$2 base=$3 dl=$MS_CACHE/src dest uver line uri file sum
+	local pkg=$1 ver=$2 base=$3 dl=$MS_CACHE/src dest uver line uri file sum pc key
 	uver=${ver#*:}
 	uver=${uver%-*}
 	dest=$MS_BUILD/pristine/$pkg-$base-$ver
@@ -67,8 +73,18 @@ fetch_source() {
 		printf '%s\n' "$dest"
 		return 0
 	fi
-	mkdir -p "$dl" "$MS_BUILD/pristine"
+	mkdir -p "$dl" "$MS_BUILD/pristine" "$MS_CACHE/pristine"
 	rm -rf "$dest" "$dest.tmp"
+	pc=$MS_CACHE/pristine/$pkg-$base-$ver
+	key=$( { autoconf --version; automake --version; libtoolize --version; autopoint --version; } 2>/dev/null |
+		grep -E '^(autoconf|automake|libtoolize|autopoint) ' | paste -sd' ' || true)
+	if [ -f "$pc/.mountsafe-ok" ] && [ "$(cat "$pc.key" 2>/dev/null)" = "$key" ]; then
+		cp -a "$pc" "$dest.tmp"
+		mv "$dest.tmp" "$dest"
+		say "source $pkg $ver ($base): unpacked from ${pc#"$MS_CACHE"/}"
+		printf '%s\n' "$dest"
+		return 0
+	fi
 	case $base in
 	deb12 | deb13)
 		# The whole Debian source package, Debian's patches applied.
@@ -91,6 +107,11 @@ fetch_source() {
 	regen_autotools "$dest.tmp"
 	touch "$dest.tmp/.mountsafe-ok"
 	mv "$dest.tmp" "$dest"
+	# Keep a copy for the next checkout (other versions of it go).
+	find "$MS_CACHE/pristine" -mindepth 1 -maxdepth 1 -name "$pkg-$base-*" ! -name '*.new.*' -exec rm -rf {} +
+	cp -a "$dest" "$pc.new.$$"
+	echo "$key" >"$pc.key"
+	mv "$pc.new.$$" "$pc"
 	printf '%s\n' "$dest"
 }
 
