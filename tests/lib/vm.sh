@@ -309,12 +309,13 @@ vm_accel_opts() {
 # Kernel arguments of every test boot.  mitigations=off: the guests run only
 # the harness, and under TCG the Spectre mitigations (retpolines, return
 # stack filling on every context switch) are emulated instruction by
-# instruction: with them off the matrix guests needed about 15 % less time
-# (same rows, same verdicts; measured with tests/run --matrix-only, rounds
-# interleaved).  Nothing the tests look at depends on them: the block
-# layer's check of writes to mounted devices, ext4, loop and LVM behave the
-# same.  (init_on_alloc=0, hardened_usercopy=off, randomize_kstack_offset=off
-# and kfence.sample_interval=0 on top of it were measured too: no gain.)
+# instruction.  Measured with both variants running at the same time, one
+# VM each (so that the host's drift hits both alike; tests/run
+# --matrix-only, k7, switch 1, two tool sets, 136 rows): 262.0 -> 255.5 s
+# and 252.1 -> 242.2 s of guest time, 3 % less.  Nothing the tests look at
+# depends on them: the block layer's check of writes to mounted devices,
+# ext4, loop and LVM behave the same.  (Runs one after the other, even
+# interleaved, had shown 15 %: the host's speed drifts more than that.)
 VM_KERNEL_ARGS="mitigations=off"
 
 # vm_boot [options] -- QEMU-ARGS...: one VM run.
