@@ -398,7 +398,8 @@ vm_watch() {
 # ~12 % of their time (sleeps, e2mmpstatus's wait), yet twice as many VMs as
 # cores did not fill it: on 2 cores four matrix guests at once took 39 %
 # more CPU time in all (660 s against 474 s for the same rows) and the stage
-# 347 s against 286 s.
+# 347 s against 286 s (one pair of runs, one after the other; the README's
+# series of 2, 3 and 4 VMs agrees).
 VM_SLOTS=${MOUNTSAFE_VMS:-$(nproc)}
 vm_parallel() {
 	local f=$1 j running=0
