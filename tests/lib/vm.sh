@@ -285,7 +285,8 @@ guest_tools_payload() {
 # 244.6 -> 169.5 s of guest time, QEMU's CPU time 240 -> 152 s and
 # 227 -> 148 s, the same verdicts.  MOUNTSAFE_QEMU=host runs the host's
 # qemu-system-x86_64 instead.  Sets VM_QEMU (the command) and
-# exports VM_QEMU_DIR (the unpacked tree) for the stages a run starts.
+# exports VM_QEMU_DIR (the unpacked tree; unset with the host's QEMU) for
+# the stages a run starts.
 VM_QEMU=()
 vm_qemu() {
 	local ver dir lib uri
@@ -294,6 +295,7 @@ vm_qemu() {
 	host)
 		need_pkgs qemu-system-x86
 		VM_QEMU=(qemu-system-x86_64)
+		unset VM_QEMU_DIR
 		return 0
 		;;
 	trixie) ;;
@@ -335,7 +337,7 @@ vm_qemu_version() {
 	local v
 	vm_qemu
 	v=$("${VM_QEMU[@]}" --version | head -n1)
-	if [ -n "${VM_QEMU_DIR:-}" ] && [ "${VM_QEMU[0]}" = env ]; then
+	if [ -n "${VM_QEMU_DIR:-}" ]; then
 		echo "$v (Debian 13's qemu-system-x86 $(cat "$VM_QEMU_DIR/.ok"), unpacked in ${VM_QEMU_DIR#"$MS_CACHE"/})"
 	else
 		echo "$v (the host's)"
