@@ -7,6 +7,11 @@ MS_CACHE=${MOUNTSAFE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mountsafe}
 MS_BUILD=${MOUNTSAFE_BUILD:-$MS_ROOT/build}
 MS_JOBS=${MOUNTSAFE_JOBS:-$(nproc)}
 export MS_ROOT MS_CACHE MS_BUILD MS_JOBS
+# The tool sets whose util-linux the util-linux suite stage runs on by
+# default (MS_SUITE_TOOLSETS overrides it); build.sh builds their test
+# programs with them.
+# shellcheck disable=SC2034 # used by the scripts that source this one
+MS_SUITE_TOOLSETS_DEFAULT=stock-deb12,patched-deb12
 
 say() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
