@@ -81,19 +81,26 @@ make_hb() {
 	done
 }
 
-# use_toolset NAME: define a shell function per tool of the tool set.
+# use_toolset NAME: define a shell function per tool of the tool set, from
+# the definitions toolset_funcs wrote when the runner started: the
+# scenario's subshell and its cleanup's source them for every scenario
+# (finding the ~130 tools and defining each anew took ten times as long).
 use_toolset() {
-	local f n
 	TOOLSET=$1
 	TS=/ts/$1
-	for f in $TS/usr/sbin/* $TS/usr/bin/* $TS/sbin/* $TS/bin/*; do
+	. /harness/funcs-$1
+}
+# toolset_funcs NAME: the definitions, one line per tool.
+toolset_funcs() {
+	local f n
+	for f in /ts/$1/usr/sbin/* /ts/$1/usr/bin/* /ts/$1/sbin/* /ts/$1/bin/*; do
 		[ -x "$f" ] || continue
 		n=${f##*/}
 		case $n in *[!A-Za-z0-9_]*) continue ;; esac
 		# The harness's own helpers win over tools of the same name
 		# (util-linux ships a mkfs front end).
 		case " $HARNESS_FUNCS " in *" $n "*) continue ;; esac
-		eval "$n() { $f \"\$@\"; }"
+		echo "$n() { $f \"\$@\"; }"
 	done
 }
 tool() {
@@ -344,6 +351,7 @@ main() {
 	make_hb
 	local toolsets scenarios ts sc shard i=0 n=1 k=0
 	toolsets=$(arg toolsets | tr ',' ' ')
+	for ts in $toolsets; do toolset_funcs "$ts" >/harness/funcs-$ts; done
 	scenarios=$(arg scenarios | tr ',' ' ')
 	[ -n "$scenarios" ] || scenarios=$(ls $SC_DIR)
 	echo "# runner ready at $(cut -d' ' -f1 /proc/uptime)s of uptime"
