@@ -358,8 +358,8 @@ toolset_save() {
 		return 0
 	fi
 	mv "$f.tmp.$BASHPID" "$f"
-	find "$TS_CACHE" -maxdepth 1 -name "$ts-*.tar.zst" -printf '%T@ %p\n' | sort -rn |
-		tail -n +3 | cut -d' ' -f2- | xargs -r rm -f
+	# Keep the newest two of each tool set.
+	beyond_newest 2 "$TS_CACHE" -maxdepth 1 -name "$ts-*.tar.zst" | xargs -r rm -f
 }
 
 # build_lane BASELINE: the tool sets stock-BASELINE and patched-BASELINE,

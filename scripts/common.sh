@@ -16,6 +16,15 @@ MS_SUITE_TOOLSETS_DEFAULT=stock-deb12,patched-deb12
 say() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
+# beyond_newest N DIR FIND-TEST...: what find DIR FIND-TEST... names, less
+# the N newest (by modification time), one path a line; the caches keep
+# their newest entries and remove these.
+beyond_newest() {
+	local n=$1
+	shift
+	find "$@" -printf '%T@ %p\n' | sort -rn | tail -n +$((n + 1)) | cut -d' ' -f2-
+}
+
 # need_pkgs PKG...: apt-get install whatever is not installed yet.
 need_pkgs() {
 	local missing=() p

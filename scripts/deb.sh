@@ -162,8 +162,7 @@ chroot_tarball() {
 		mkdir -p "$dir"
 		chroot_make "$rel" "$tar" "$@"
 		# Keep the newest other chroot of this release only.
-		find "$dir" -maxdepth 1 -name "$rel-*.tar" ! -name "${tar##*/}" -printf '%T@ %p\n' |
-			sort -rn | tail -n +2 | cut -d' ' -f2- | xargs -r rm -f
+		beyond_newest 1 "$dir" -maxdepth 1 -name "$rel-*.tar" ! -name "${tar##*/}" | xargs -r rm -f
 	fi
 	printf '%s\n' "$tar"
 }

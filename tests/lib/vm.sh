@@ -321,9 +321,8 @@ vm_qemu() {
 				{ tail -n 20 "$dir.log" >&2; die "mmdebstrap (qemu-system-x86 $ver) failed (log: $dir.log)"; }
 			echo "$ver" >"$dir/.ok"
 			# Keep the newest other version only.
-			find "$MS_CACHE/qemu" -mindepth 1 -maxdepth 1 -type d -name 'trixie-*' \
-				! -path "$dir" -printf '%T@ %p\n' | sort -rn | tail -n +2 | cut -d' ' -f2- |
-				while read -r d; do rm -rf "$d" "$d.log"; done
+			beyond_newest 1 "$MS_CACHE/qemu" -mindepth 1 -maxdepth 1 -type d -name 'trixie-*' \
+				! -path "$dir" | while read -r d; do rm -rf "$d" "$d.log"; done
 		) 9>"$MS_CACHE/qemu/lock" || exit 1
 	fi
 	lib=$dir/usr/lib/x86_64-linux-gnu
