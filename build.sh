@@ -118,15 +118,16 @@ fetch_source() {
 # Re-run autoreconf where a patch made configure.ac or Makefile.am newer than
 # what was generated from it (Debian's util-linux patches do).
 regen_autotools() {
-	local t=$1
+	local t=$1 log
 	[ -f "$t/configure.ac" ] || return 0
 	# (util-linux includes Makemodule.am files from its Makefile.am.)
 	if [ -n "$(find "$t" \( -name configure.ac -o -name '*.am' -o -name '*.m4' \) \
 		-newer "$t/configure" -print -quit)" ]; then
 		say "autoreconf in ${t#"$MS_ROOT"/}"
 		mkdir -p "$LOGS"
-		(cd "$t" && autoreconf -fi) >"$LOGS/autoreconf.log" 2>&1 ||
-			{ tail -n 20 "$LOGS/autoreconf.log" >&2; die "autoreconf failed in $t"; }
+		log=$LOGS/autoreconf-$(basename "$(dirname "$t")")-$(basename "$t").log
+		(cd "$t" && autoreconf -fi) >"$log" 2>&1 ||
+			{ tail -n 20 "$log" >&2; die "autoreconf failed in $t"; }
 	fi
 }
 
@@ -400,11 +401,15 @@ cmd_build() {
 		echo "host: $(. /etc/os-release && echo "$PRETTY_NAME"), gcc $(gcc -dumpfullversion)"
 	} >"$MANIFEST.new"
 	declare -A SRC
+	# The working trees are materialised at once (copy, git, patches,
+	# autoreconf: each tree on its own), the sources fetched one by one.
+	local mpid=() mname=() i
 	for base in "${BASELINES[@]}"; do
 		for comp in "${COMPONENTS[@]}"; do
 			ver=$(resolve_version "$comp" "$base")
 			pristine=$(fetch_source "$comp" "$ver" "$base")
-			materialise "$comp" "$base" "$pristine"
+			materialise "$comp" "$base" "$pristine" &
+			mpid+=("$!") mname+=("$comp/$base")
 			SRC[stock-$base/$comp]=$pristine
 			SRC[patched-$base/$comp]=$MS_ROOT/$comp/$base
 			printf '%s\t%s\t%s\t%s patches\n' "$base" "$comp" "$ver" \
@@ -412,12 +417,17 @@ cmd_build() {
 			echo "source $comp/$base: $comp $ver ($(series_list "$comp" "$base" | wc -l) patches)"
 		done
 	done
+	local pid rc failed=''
+	for i in "${!mpid[@]}"; do
+		rc=0; wait "${mpid[$i]}" || rc=$?
+		[ "$rc" = 0 ] || failed="$failed ${mname[$i]}"
+	done
+	[ -z "$failed" ] || die "the working trees of$failed could not be made (see the errors above)"
 	[ "${1:-}" = trees ] && { mv "$MANIFEST.new" "$MANIFEST"; return 0; }
 	# One lane per baseline, stock then patched (so that ccache serves the
 	# patched tree what the stock one compiled), all lanes at once: one
 	# lane's configure, which runs on one core, overlaps the others'
 	# compiling, and no lane is left to run alone at the end.
-	local pid rc failed=''
 	declare -A LANE=()
 	for base in "${BASELINES[@]}"; do
 		build_lane "$base" &
