@@ -389,6 +389,18 @@ build_lane() {
 	done
 }
 
+# bg_wait WHAT DID: wait for every background job in BG (pid -> name); die
+# with "WHAT <the failed names> DID" when any failed.
+bg_wait() {
+	local pid rc failed=''
+	while [ "${#BG[@]}" -gt 0 ]; do
+		rc=0; wait -n -p pid || rc=$?
+		[ "$rc" = 0 ] || failed="$failed ${BG[$pid]}"
+		unset "BG[$pid]"
+	done
+	[ -z "$failed" ] || die "$1$failed $2 (see the errors above)"
+}
+
 cmd_build() {
 	local base comp ver pristine t0
 	t0=$(date +%s)
@@ -403,13 +415,13 @@ cmd_build() {
 	declare -A SRC
 	# The working trees are materialised at once (copy, git, patches,
 	# autoreconf: each tree on its own), the sources fetched one by one.
-	local mpid=() mname=() i
+	declare -A BG=()
 	for base in "${BASELINES[@]}"; do
 		for comp in "${COMPONENTS[@]}"; do
 			ver=$(resolve_version "$comp" "$base")
 			pristine=$(fetch_source "$comp" "$ver" "$base")
 			materialise "$comp" "$base" "$pristine" &
-			mpid+=("$!") mname+=("$comp/$base")
+			BG[$!]=$comp/$base
 			SRC[stock-$base/$comp]=$pristine
 			SRC[patched-$base/$comp]=$MS_ROOT/$comp/$base
 			printf '%s\t%s\t%s\t%s patches\n' "$base" "$comp" "$ver" \
@@ -417,28 +429,17 @@ cmd_build() {
 			echo "source $comp/$base: $comp $ver ($(series_list "$comp" "$base" | wc -l) patches)"
 		done
 	done
-	local pid rc failed=''
-	for i in "${!mpid[@]}"; do
-		rc=0; wait "${mpid[$i]}" || rc=$?
-		[ "$rc" = 0 ] || failed="$failed ${mname[$i]}"
-	done
-	[ -z "$failed" ] || die "the working trees of$failed could not be made (see the errors above)"
+	bg_wait "the working trees of" "could not be made"
 	[ "${1:-}" = trees ] && { mv "$MANIFEST.new" "$MANIFEST"; return 0; }
 	# One lane per baseline, stock then patched (so that ccache serves the
 	# patched tree what the stock one compiled), all lanes at once: one
 	# lane's configure, which runs on one core, overlaps the others'
 	# compiling, and no lane is left to run alone at the end.
-	declare -A LANE=()
 	for base in "${BASELINES[@]}"; do
 		build_lane "$base" &
-		LANE[$!]=$base
+		BG[$!]=$base
 	done
-	while [ "${#LANE[@]}" -gt 0 ]; do
-		rc=0; wait -n -p pid || rc=$?
-		[ "$rc" = 0 ] || failed="$failed ${LANE[$pid]}"
-		unset "LANE[$pid]"
-	done
-	[ -z "$failed" ] || die "the tool sets of$failed did not build (see the errors above)"
+	bg_wait "the tool sets of" "did not build"
 	echo "tool sets: $(($(date +%s) - t0))s" >>"$MANIFEST.new"
 	mv "$MANIFEST.new" "$MANIFEST"
 	echo "staged tool sets in ${STAGE#"$MS_ROOT"/}: $(cd "$STAGE" && echo *)"
