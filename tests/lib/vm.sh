@@ -28,6 +28,16 @@
 # shellcheck disable=SC2034 # used by the stages
 MS_TESTS=$MS_ROOT/tests
 VM_DIR=$MS_BUILD/vm
+# Where the guests' scratch disks go: a tmpfs (/dev/shm) when the host has
+# one, so that what a guest writes never reaches the host's disk.  Measured
+# one boot after another, alternating (tests/run --matrix-only, k7, switch 1,
+# two tool sets, 136 rows, one VM; the whole machine's CPU time while QEMU
+# ran): 129.8 and 131.0 s with the disks in build/vm, 117.4 and 120.0 s on
+# the tmpfs; QEMU's own CPU time 120.9 and 124.1 -> 112.2 and 114.7 s.
+VM_SCRATCH=$VM_DIR
+if [ -w /dev/shm ] && [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ]; then
+	VM_SCRATCH=/dev/shm
+fi
 # The kernels every stage may boot: name, version glob, suites.
 declare -A KERNEL_SPEC=(
 	[k6]="6.12.* trixie"
