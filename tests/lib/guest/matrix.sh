@@ -240,16 +240,20 @@ check_fsck() {
 	done <$W/fslist
 }
 check_sums() {
-	local f dev opt
+	local f dev opt mnt umnt
 	R=skip
 	for f in $W/sums_*; do
 		[ -e "$f" ] || continue
 		dev=${f#"$W"/sums}
 		# shellcheck disable=SC3060 # busybox ash has ${var//pattern/string}
 		dev=${dev//_//}
-		opt=ro
-		[ -b "$dev" ] || opt=ro,loop
-		if ! $HB/mount -t ext4 -o $opt "$dev" /mnt/c >$W/sum.out 2>&1; then
+		# A disk: busybox's mount and umount (a read-only mount is the
+		# same system call; 11-35 ms under TCG against 36-84 ms for
+		# util-linux's pair).  An image: util-linux's, which set up
+		# the loop device and free it again.
+		mnt=$HB/mount umnt=$HB/umount opt=ro,loop
+		[ ! -b "$dev" ] || mnt=mount umnt=umount opt=ro
+		if ! $mnt -t ext4 -o $opt "$dev" /mnt/c >$W/sum.out 2>&1; then
 			echo "# cannot mount $dev to verify checksums:"; cat $W/sum.out
 			R=fail; continue
 		fi
@@ -259,7 +263,7 @@ check_sums() {
 			echo "# checksum mismatch on $dev:"; cat $W/sum.out; R=fail
 		fi
 		cd /
-		$HB/umount /mnt/c || umount -l /mnt/c
+		$umnt /mnt/c || umount -l /mnt/c
 	done
 }
 # check_dmesg TAG ALLOW: the kernel's messages since "mountsafe: begin TAG".
