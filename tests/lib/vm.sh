@@ -17,7 +17,8 @@
 #   boot         vm_boot: one QEMU run, booted again once if the guest died
 #                before /init printed @@BOOT
 #   parallel     vm_parallel FUNC JOB...: FUNC JOB for every job, as many at
-#                once as there are cores (MOUNTSAFE_VMS)
+#                once as there are cores (MOUNTSAFE_VMS), in slots shared
+#                with the other stages of the run (VM_POOL)
 #
 # Guests talk back on their serial console (see tests/lib/guest/init):
 #   @@BOOT ...                        /init ran
@@ -495,12 +496,27 @@ vm_watch() {
 # more CPU time in all (660 s against 474 s for the same rows) and the stage
 # 347 s against 286 s (one pair of runs, one after the other; the README's
 # series of 2, 3 and 4 VMs agrees).
+#
+# The stages tests/run runs side by side share its VM_SLOTS slots: VM_POOL
+# is then a directory of lock files, one per slot, and every job holds one
+# (flock) while it runs, so that a stage's VMs start as the previous
+# stage's VMs end, and never more run at once than there are slots.  When the
+# last job holds its slot, vm_parallel creates the file VM_DISPATCHED (when
+# set): tests/run starts the next stage then, not before, so that no VM of
+# a later stage takes a slot a job of this one waits for.
 VM_SLOTS=${MOUNTSAFE_VMS:-$(nproc)}
 vm_parallel() {
-	local f=$1 j running=0
+	local f=$1 j running=0 i=0 n
 	shift
+	n=$#
+	[ "$n" -gt 0 ] || vm_dispatched
 	for j in "$@"; do
-		"$f" "$j" &
+		i=$((i + 1))
+		(
+			vm_slot_take
+			[ "$i" -lt "$n" ] || vm_dispatched
+			"$f" "$j"
+		) &
 		running=$((running + 1))
 		if [ "$running" -ge "$VM_SLOTS" ]; then
 			wait -n || true
@@ -509,6 +525,21 @@ vm_parallel() {
 	done
 	wait || true
 }
+# vm_slot_take: hold one of VM_POOL's slots until this (sub)shell and what
+# it started have exited; nothing without VM_POOL.
+vm_slot_take() {
+	local s
+	[ -n "${VM_POOL:-}" ] || return 0
+	while :; do
+		for ((s = 0; s < VM_SLOTS; s++)); do
+			exec {VM_SLOT_FD}>>"$VM_POOL/slot-$s"
+			flock -n "$VM_SLOT_FD" && return 0
+			exec {VM_SLOT_FD}>&-
+		done
+		sleep 1
+	done
+}
+vm_dispatched() { [ -z "${VM_DISPATCHED:-}" ] || : >"$VM_DISPATCHED"; }
 
 # guest_rows LOG: the @@R lines of a serial log, as TSV without the tag
 # (toolset, scenario, outcome, seconds, checks, note).
