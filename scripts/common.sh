@@ -35,12 +35,19 @@ need_pkgs() {
 	[ ${#missing[@]} -eq 0 ] && return 0
 	say "installing with apt: ${missing[*]}"
 	[ "$(id -u)" -eq 0 ] || die "need root to install: ${missing[*]}"
-	# -o Acquire::Retries: the archive sometimes drops a connection.
-	DEBIAN_FRONTEND=noninteractive apt-get -q -o Acquire::Retries=3 update >/dev/null ||
-		die "apt-get update failed"
-	DEBIAN_FRONTEND=noninteractive apt-get -q -y -o Acquire::Retries=3 \
-		install --no-install-recommends "${missing[@]}" >&2 ||
-		die "apt-get install failed: ${missing[*]}"
+	# One apt-get at a time on this machine: stages that overlap (tests/run)
+	# and runs started together would otherwise collide on dpkg's lock.
+	# (apt-get does not inherit the lock's descriptor: a service a package
+	# starts would hold it.)
+	{
+		flock 9
+		# -o Acquire::Retries: the archive sometimes drops a connection.
+		DEBIAN_FRONTEND=noninteractive apt-get -q -o Acquire::Retries=3 update >/dev/null 9>&- ||
+			die "apt-get update failed"
+		DEBIAN_FRONTEND=noninteractive apt-get -q -y -o Acquire::Retries=3 \
+			install --no-install-recommends "${missing[@]}" >&2 9>&- ||
+			die "apt-get install failed: ${missing[*]}"
+	} 9>/run/lock/mountsafe-apt.lock
 }
 
 # The archive URI the machine's apt sources use for Debian itself (never
