@@ -416,7 +416,14 @@ vm_accel_opts() {
 # depends on them: the block layer's check of writes to mounted devices,
 # ext4, loop and LVM behave the same.  (Runs one after the other, even
 # interleaved, had shown 15 %: the host's speed drifts more than that.)
-VM_KERNEL_ARGS="mitigations=off"
+# hung_task_panic=1: a task blocked in the kernel (uninterruptible sleep) for
+# the hung-task limit, 120 s, panics the guest, and with panic=-1 and
+# -no-reboot QEMU exits; its stack is in the console log.  Without it a
+# wedged guest (a disk that never completes a write, seen once) sat silent
+# until the host's watchdog stopped it (BOOT_TIMEOUT, 900 s in the matrix)
+# and the log did not say where.  A task blocked that long already failed
+# its row (the kernel logs a Call Trace); only the end comes sooner.
+VM_KERNEL_ARGS="mitigations=off hung_task_panic=1"
 
 # vm_boot [options] -- QEMU-ARGS...: one VM run.
 #   -k K        kernel (k6, k7)
@@ -544,6 +551,22 @@ vm_slot_take() {
 	done
 }
 vm_dispatched() { [ -z "${VM_DISPATCHED:-}" ] || : >"$VM_DISPATCHED"; }
+
+# vm_stop_reason LOG: why a guest that had started /init stopped before it
+# reported everything, when the logs say: its kernel panicked (the panic's
+# message, e.g. a task blocked for good: hung_task_panic above), or the
+# host's watchdog stopped it (vm_watch's line in LOG.qemu).  Prints nothing
+# when neither did.
+vm_stop_reason() {
+	local r
+	r=$(tr -d '\r' <"$1" 2>/dev/null | sed -n 's/.*Kernel panic - not syncing: //p' | head -n1)
+	if [ -n "$r" ]; then
+		echo "its kernel panicked: $r"
+		return 0
+	fi
+	r=$(sed -n 's/^stopped: //p' "$1.qemu" 2>/dev/null | tail -n1)
+	[ -z "$r" ] || echo "the host's watchdog stopped it: $r"
+}
 
 # guest_rows LOG: the @@R lines of a serial log, as TSV without the tag
 # (toolset, scenario, outcome, seconds, checks, note).
