@@ -43,6 +43,20 @@ if [ -w /dev/shm ] && [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] &&
 	[ $(($(stat -f -c '%a * %S' /dev/shm) / 1048576)) -ge 8192 ]; then
 	VM_SCRATCH=/dev/shm
 fi
+# vm_scratch NAME: a new directory in VM_SCRATCH for a stage's scratch files
+# (NAME.PID.XXXXXX, PID the stage's own); the stage removes it when it exits
+# (an EXIT trap).  A stage killed with SIGKILL cannot, and on the tmpfs its
+# files would hold memory until the machine restarts: the directories of
+# stages that no longer run are removed first.
+vm_scratch() {
+	local d pid
+	for d in "$VM_SCRATCH/mountsafe-"*.*.*; do
+		[ -d "$d" ] || continue
+		pid=${d%.*} pid=${pid##*.}
+		[ -d "/proc/$pid" ] || rm -rf "$d"
+	done
+	mktemp -d "$VM_SCRATCH/mountsafe-$1.$$.XXXXXX"
+}
 # The kernels every stage may boot: name, version glob, suites.
 declare -A KERNEL_SPEC=(
 	[k6]="6.12.* trixie"
