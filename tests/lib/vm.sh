@@ -195,24 +195,31 @@ GUEST_PKGS=systemd-sysv,udev,kmod,e2fsprogs,util-linux,mount,fdisk,procps,bash,b
 # rootfs_tarball SUITE PACKAGES: a cached tarball of a debootstrap'd Debian
 # root (minbase + PACKAGES, comma-separated), from the archive the machine's
 # apt sources name.  Every stage that needs a Debian guest starts from one.
+# One debootstrap at a time on the machine (a lock file): runs in two clones
+# that both found a root missing debootstrapped it into the same directory
+# with the same package cache, and both failed ("Couldn't find these debs").
 rootfs_tarball() {
 	local suite=$1 pkgs=$2 dir=$MS_CACHE/rootfs key tar t0
 	key=$(printf '%s %s v2\n' "$suite" "$pkgs" | sha256sum | cut -c1-12)
 	tar=$dir/$suite-$key.tar
 	if [ ! -s "$tar" ]; then
-		need_pkgs debootstrap
 		mkdir -p "$dir/debs"
-		rm -rf "$dir/$key.tmp"
-		t0=$(date +%s)
-		say "debootstrap $suite (minbase + $pkgs)"
-		debootstrap --variant=minbase --include="$pkgs" --cache-dir="$dir/debs" \
-			--keyring=/usr/share/keyrings/debian-archive-keyring.gpg \
-			"$suite" "$dir/$key.tmp" "$(archive_uri)" >"$dir/debootstrap-$suite-$key.log" 2>&1 ||
-			{ tail -n 20 "$dir/debootstrap-$suite-$key.log" >&2; die "debootstrap failed (log: $dir/debootstrap-$suite-$key.log)"; }
-		rm -rf "$dir/$key.tmp"/var/cache/apt/archives/*.deb
-		tar -C "$dir/$key.tmp" -cf "$tar.part" . && mv "$tar.part" "$tar"
-		rm -rf "$dir/$key.tmp"
-		say "debootstrap $suite: $(($(date +%s) - t0))s"
+		(
+			flock 9
+			[ ! -s "$tar" ] || exit 0
+			need_pkgs debootstrap
+			rm -rf "$dir/$key.tmp"
+			t0=$(date +%s)
+			say "debootstrap $suite (minbase + $pkgs)"
+			debootstrap --variant=minbase --include="$pkgs" --cache-dir="$dir/debs" \
+				--keyring=/usr/share/keyrings/debian-archive-keyring.gpg \
+				"$suite" "$dir/$key.tmp" "$(archive_uri)" >"$dir/debootstrap-$suite-$key.log" 2>&1 ||
+				{ tail -n 20 "$dir/debootstrap-$suite-$key.log" >&2; die "debootstrap failed (log: $dir/debootstrap-$suite-$key.log)"; }
+			rm -rf "$dir/$key.tmp"/var/cache/apt/archives/*.deb
+			tar -C "$dir/$key.tmp" -cf "$tar.part" . && mv "$tar.part" "$tar"
+			rm -rf "$dir/$key.tmp"
+			say "debootstrap $suite: $(($(date +%s) - t0))s"
+		) 9>"$dir/lock" || exit 1
 	fi
 	printf '%s\n' "$tar"
 }
