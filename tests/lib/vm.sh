@@ -101,7 +101,9 @@ kernel_unpack() {
 GUEST_KMODS="virtio_blk loop xts cts dm_mod dm_bufio dm_snapshot"
 
 # kernel_fetch NAME: the unpacked kernel directory of k6 or k7 (vmlinuz,
-# GUEST_KMODS as NAME.ko, config, RELEASE, VERSION), cached.
+# GUEST_KMODS as NAME.ko, config, RELEASE, VERSION), cached.  Runs that
+# start at once on a new machine take turns (a lock file; the one that
+# waited finds it made), as for the module trees and the Debian roots.
 kernel_fetch() {
 	local name=$1 glob suites meta img dir p ko vmlinuz rel
 	[ -n "${KERNEL_SPEC[$name]:-}" ] || die "unknown kernel $name (known: ${!KERNEL_SPEC[*]})"
@@ -116,39 +118,46 @@ kernel_fetch() {
 	local have=1
 	for p in $GUEST_KMODS; do [ -e "$dir/$p.ko" ] || have=0; done
 	if [ ! -f "$dir/VERSION" ] || [ "$have" = 0 ]; then
-		say "fetching kernel $img $meta"
-		rm -rf "$dir.tmp" && mkdir -p "$dir.tmp"
-		kernel_unpack "$img" "$meta" "$dir.tmp/root"
-		# 6.x: /boot/vmlinuz-REL; 7.x: /usr/lib/modules/REL/vmlinuz.
-		vmlinuz=$(find "$dir.tmp/root" \( -name 'vmlinuz-*' -o -name vmlinuz \) -type f | head -n1 || true)
-		[ -n "$vmlinuz" ] || die "no vmlinuz in $img"
-		cp "$vmlinuz" "$dir.tmp/vmlinuz"
-		rel=$(find "$dir.tmp/root" -path '*/modules/*/modules.order' | head -n1 || true)
-		rel=${rel%/modules.order}
-		for p in $GUEST_KMODS; do
-			# (The file may spell the name with '-': dm-mod.ko.)
-			ko=$(find "$dir.tmp/root/lib/modules" "$dir.tmp/root/usr/lib/modules" \
-				\( -name "$p.ko*" -o -name "${p//_/-}.ko*" \) 2>/dev/null | head -n1 || true)
-			case $ko in
-			*.xz) xz -dc "$ko" >"$dir.tmp/$p.ko" ;;
-			*.zst) zstd -qdc "$ko" >"$dir.tmp/$p.ko" ;;
-			"") : >"$dir.tmp/$p.ko" ;; # built in
-			*) cp "$ko" "$dir.tmp/$p.ko" ;;
-			esac
-		done
-		cp "$(find "$dir.tmp/root" \( -name 'config-*' -o -name config \) -type f | head -n1)" \
-			"$dir.tmp/config" 2>/dev/null || true
-		echo "${rel##*/}" >"$dir.tmp/RELEASE"
-		echo "$img $meta" >"$dir.tmp/VERSION"
-		rm -rf "$dir.tmp/root"
-		if [ -f "$dir/VERSION" ]; then
-			# Cached from before a module was added: add it, leave the rest
-			# (a running VM may be using this kernel).
-			for p in $GUEST_KMODS; do [ -e "$dir/$p.ko" ] || mv "$dir.tmp/$p.ko" "$dir/"; done
-			rm -rf "$dir.tmp"
-		else
-			mv "$dir.tmp" "$dir"
-		fi
+		mkdir -p "$MS_CACHE/kernels"
+		(
+			flock 9
+			have=1
+			for p in $GUEST_KMODS; do [ -e "$dir/$p.ko" ] || have=0; done
+			[ ! -f "$dir/VERSION" ] || [ "$have" = 0 ] || exit 0
+			say "fetching kernel $img $meta"
+			rm -rf "$dir.tmp" && mkdir -p "$dir.tmp"
+			kernel_unpack "$img" "$meta" "$dir.tmp/root"
+			# 6.x: /boot/vmlinuz-REL; 7.x: /usr/lib/modules/REL/vmlinuz.
+			vmlinuz=$(find "$dir.tmp/root" \( -name 'vmlinuz-*' -o -name vmlinuz \) -type f | head -n1 || true)
+			[ -n "$vmlinuz" ] || die "no vmlinuz in $img"
+			cp "$vmlinuz" "$dir.tmp/vmlinuz"
+			rel=$(find "$dir.tmp/root" -path '*/modules/*/modules.order' | head -n1 || true)
+			rel=${rel%/modules.order}
+			for p in $GUEST_KMODS; do
+				# (The file may spell the name with '-': dm-mod.ko.)
+				ko=$(find "$dir.tmp/root/lib/modules" "$dir.tmp/root/usr/lib/modules" \
+					\( -name "$p.ko*" -o -name "${p//_/-}.ko*" \) 2>/dev/null | head -n1 || true)
+				case $ko in
+				*.xz) xz -dc "$ko" >"$dir.tmp/$p.ko" ;;
+				*.zst) zstd -qdc "$ko" >"$dir.tmp/$p.ko" ;;
+				"") : >"$dir.tmp/$p.ko" ;; # built in
+				*) cp "$ko" "$dir.tmp/$p.ko" ;;
+				esac
+			done
+			cp "$(find "$dir.tmp/root" \( -name 'config-*' -o -name config \) -type f | head -n1)" \
+				"$dir.tmp/config" 2>/dev/null || true
+			echo "${rel##*/}" >"$dir.tmp/RELEASE"
+			echo "$img $meta" >"$dir.tmp/VERSION"
+			rm -rf "$dir.tmp/root"
+			if [ -f "$dir/VERSION" ]; then
+				# Cached from before a module was added: add it, leave the rest
+				# (a running VM may be using this kernel).
+				for p in $GUEST_KMODS; do [ -e "$dir/$p.ko" ] || mv "$dir.tmp/$p.ko" "$dir/"; done
+				rm -rf "$dir.tmp"
+			else
+				mv "$dir.tmp" "$dir"
+			fi
+		) 9>"$MS_CACHE/kernels/lock" || exit 1
 	fi
 	printf '%s\n' "$dir"
 }
@@ -174,14 +183,19 @@ kernel_modules() {
 	rel=${KREL[$k]}
 	out=$MS_CACHE/modules/$rel-$meta
 	if [ ! -f "$out/.ok" ]; then
-		say "fetching the module tree of $img $meta"
-		rm -rf "$out" && mkdir -p "$out"
-		kernel_unpack "$img" "$meta" "$out/x"
-		p=$(find "$out/x" -type d -path "*/modules/$rel" | head -n1)
-		[ -n "$p" ] || die "no modules/$rel in $img"
-		mv "$p" "$out/$rel"
-		rm -rf "$out/x"
-		touch "$out/.ok"
+		mkdir -p "$MS_CACHE/modules"
+		(
+			flock 9
+			[ ! -f "$out/.ok" ] || exit 0
+			say "fetching the module tree of $img $meta"
+			rm -rf "$out" && mkdir -p "$out"
+			kernel_unpack "$img" "$meta" "$out/x"
+			p=$(find "$out/x" -type d -path "*/modules/$rel" | head -n1)
+			[ -n "$p" ] || die "no modules/$rel in $img"
+			mv "$p" "$out/$rel"
+			rm -rf "$out/x"
+			touch "$out/.ok"
+		) 9>"$MS_CACHE/modules/lock" || exit 1
 	fi
 	printf '%s\n' "$out/$rel"
 }
