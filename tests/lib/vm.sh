@@ -115,15 +115,11 @@ kernel_fetch() {
 		tr ',' '\n' | grep -o 'linux-image-[0-9][^ ]*-cloud-amd64' | head -n1)
 	[ -n "$img" ] || die "cannot resolve the kernel behind linux-image-cloud-amd64 $meta"
 	dir=$MS_CACHE/kernels/$img-$meta
-	local have=1
-	for p in $GUEST_KMODS; do [ -e "$dir/$p.ko" ] || have=0; done
-	if [ ! -f "$dir/VERSION" ] || [ "$have" = 0 ]; then
+	if ! kernel_complete "$dir"; then
 		mkdir -p "$MS_CACHE/kernels"
 		(
 			flock 9
-			have=1
-			for p in $GUEST_KMODS; do [ -e "$dir/$p.ko" ] || have=0; done
-			[ ! -f "$dir/VERSION" ] || [ "$have" = 0 ] || exit 0
+			! kernel_complete "$dir" || exit 0
 			say "fetching kernel $img $meta"
 			rm -rf "$dir.tmp" && mkdir -p "$dir.tmp"
 			kernel_unpack "$img" "$meta" "$dir.tmp/root"
@@ -160,6 +156,13 @@ kernel_fetch() {
 		) 9>"$MS_CACHE/kernels/lock" || exit 1
 	fi
 	printf '%s\n' "$dir"
+}
+
+# kernel_complete DIR: DIR is an unpacked kernel with every GUEST_KMODS module.
+kernel_complete() {
+	local m
+	[ -f "$1/VERSION" ] || return 1
+	for m in $GUEST_KMODS; do [ -e "$1/$m.ko" ] || return 1; done
 }
 
 # vm_kernels K1,K2,...: fetch the kernels, fill KDIR and KREL.
