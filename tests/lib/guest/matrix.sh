@@ -404,6 +404,16 @@ run_one() {
 	printf '@@R\t%s\t%s\t%s\t%s\t%s\t%s\n' "$ts" "$sc" "$outcome" "$secs" "$checks" "${note:--}"
 }
 
+# guest_cpu: where this boot's CPU time went, for the host's boot line: the
+# cpu line of /proc/stat (ticks of 1/100 s: user and nice; system, irq and
+# softirq; idle and iowait) and the processes started since boot.
+guest_cpu() {
+	local k u n s i w q sq v p='?'
+	read -r k u n s i w q sq _ </proc/stat
+	while read -r k v _; do [ "$k" != processes ] || p=$v; done </proc/stat
+	printf '@@CPU\t%s\t%s\t%s\t%s\n' $((u + n)) $((s + q + sq)) $((i + w)) "$p"
+}
+
 main() {
 	mount_sys
 	echo 1 >/proc/sys/kernel/printk_ratelimit 2>/dev/null
@@ -427,6 +437,7 @@ main() {
 			k=$((k + 1))
 		done
 	done
+	guest_cpu
 	echo "@@DONE $(cut -d' ' -f1 /proc/uptime)"
 	sync
 	poweroff -f
