@@ -408,10 +408,15 @@ run_one() {
 # cpu line of /proc/stat (ticks of 1/100 s: user and nice; system, irq and
 # softirq; idle and iowait) and the processes started since boot.
 guest_cpu() {
-	local k u n s i w q sq v p='?'
-	read -r k u n s i w q sq _ </proc/stat
-	while read -r k v _; do [ "$k" != processes ] || p=$v; done </proc/stat
-	printf '@@CPU\t%s\t%s\t%s\t%s\n' $((u + n)) $((s + q + sq)) $((i + w)) "$p"
+	local k u n s i w q sq cpu='? ? ?' p='?'
+	while read -r k u n s i w q sq _; do
+		case $k in
+		cpu) cpu="$((u + n)) $((s + q + sq)) $((i + w))" ;;
+		processes) p=$u ;;
+		esac
+	done </proc/stat
+	# shellcheck disable=SC2086 # $cpu: three fields
+	printf '@@CPU\t%s\t%s\t%s\t%s\n' $cpu "$p"
 }
 
 main() {
