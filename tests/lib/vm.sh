@@ -414,10 +414,11 @@ vm_accel() {
 			mkdir -p "$probe"
 			initramfs_make "$probe/initramfs.cpio" "$k"
 			log=$probe/serial.log
-			timeout 60 "${VM_QEMU[@]}" -accel kvm -cpu host -M q35 -m 256 -smp 1 \
-				-nodefaults -no-user-config -display none -no-reboot \
-				-serial "file:$log" -kernel "${KDIR[$k]}/vmlinuz" -initrd "$probe/initramfs.cpio" \
-				-append "console=ttyS0 panic=-1 quiet ms.mode=probe" >/dev/null 2>&1 || true
+			# The probe boots like every other guest (vm_boot), with KVM.
+			VM_ACCEL=kvm
+			vm_boot -k "$k" -i "$probe/initramfs.cpio" -l "$log" -m 256 -t 60 \
+				-a "quiet ms.mode=probe" || true
+			VM_ACCEL=tcg
 			grep -q '^@@BOOT' "$log" 2>/dev/null && VM_ACCEL=kvm
 			rm -rf "$probe"
 		fi
