@@ -464,19 +464,19 @@ vm_accel_opts() {
 # already failed its row (the kernel logs a Call Trace, check_dmesg), so only
 # the end comes sooner; a Debian boot of the system stage or the util-linux
 # suite's guest, which nothing scanned for that warning, now fails too.
-# ms.sched=: scheduler features the harness's /init writes through debugfs
-# (tests/lib/guest/init: every matrix, controls and util-linux suite VM, and
-# the Debian 12 system boots that start from it; Debian's own initramfs
-# ignores it).  NO_HRTICK, NO_HRTICK_DL: the scheduler's high-resolution
-# tick off.  7.x turns it on by default (6.12 has it off): it arms a timer
-# at every task switch, and under TCG each of its interrupts is emulated.
-# The same 136 matrix rows on 7.3 (switch 1, stock-deb12 and patched-deb13),
-# both variants at the same time, one VM each, twice: local timer
-# interrupts 95 779 -> 28 341 and 113 234 -> 32 292 (6.12: 24 511), guest
-# time 138.3 -> 126.9 s and 162.9 -> 144.0 s, QEMU's CPU time 117.9 ->
-# 104.7 s and 143.1 -> 120.9 s.  Nothing the tests look at depends on when
-# the scheduler preempts a task.
-# ms.debugfs=FILE:VALUE,...: debugfs files the same /init writes.
+# ms.debugfs=FILE:VALUE,...: debugfs files the harness's /init writes, in
+# this order (tests/lib/guest/init: every matrix, controls and util-linux
+# suite VM, and the Debian 12 system boots that start from it; Debian's own
+# initramfs ignores it).
+# sched/features NO_HRTICK, NO_HRTICK_DL (one write each): the scheduler's
+# high-resolution tick off.  7.x turns it on by default (6.12 has it off):
+# it arms a timer at every task switch, and under TCG each of its
+# interrupts is emulated.  The same 136 matrix rows on 7.3 (switch 1,
+# stock-deb12 and patched-deb13), both variants at the same time, one VM
+# each, twice: local timer interrupts 95 779 -> 28 341 and 113 234 ->
+# 32 292 (6.12: 24 511), guest time 138.3 -> 126.9 s and 162.9 -> 144.0 s,
+# QEMU's CPU time 117.9 -> 104.7 s and 143.1 -> 120.9 s.  Nothing the tests
+# look at depends on when the scheduler preempts a task.
 # fault_around_bytes: how much the guest kernel maps around a page fault on
 # a file: 2 MiB, the most it takes, instead of 64 KiB.  Every tool the
 # matrix starts faults in its program and libraries page by page, and under
@@ -486,7 +486,7 @@ vm_accel_opts() {
 # time 90.9 -> 88.3 s and 106.3 -> 104.4 s, QEMU's CPU time 100.1 -> 95.1 s
 # and 114.5 -> 111.4 s.  (x86/tlb_single_page_flush_ceiling 512 instead of
 # 33, measured the same way on top of it: -2.3 % and +1.5 %, not taken.)
-VM_KERNEL_ARGS="mitigations=off hung_task_panic=1 ms.sched=NO_HRTICK,NO_HRTICK_DL ms.debugfs=fault_around_bytes:2097152"
+VM_KERNEL_ARGS="mitigations=off hung_task_panic=1 ms.debugfs=sched/features:NO_HRTICK,sched/features:NO_HRTICK_DL,fault_around_bytes:2097152"
 
 # vm_boot [options] -- QEMU-ARGS...: one VM run.
 #   -k K        kernel (k6, k7)
