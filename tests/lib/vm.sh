@@ -251,6 +251,7 @@ initramfs_make() {
 	rm -rf "$r" && mkdir -p "$r"/{bin,proc,sys,dev,tmp,run,newroot}
 	cp /bin/busybox "$r/bin/busybox"
 	install -m 0755 "$MS_TESTS/lib/guest/init" "$r/init"
+	install -m 0644 "$MS_TESTS/lib/guest/debugfs.sh" "$r/debugfs.sh"
 	for k in ${kernels//,/ }; do
 		mkdir -p "$r/kmod/${KREL[$k]}"
 		for m in $GUEST_KMODS; do cp "${KDIR[$k]}/$m.ko" "$r/kmod/${KREL[$k]}/"; done
@@ -465,9 +466,10 @@ vm_accel_opts() {
 # the end comes sooner; a Debian boot of the system stage or the util-linux
 # suite's guest, which nothing scanned for that warning, now fails too.
 # ms.debugfs=FILE:VALUE,...: debugfs files the harness's /init writes, in
-# this order (tests/lib/guest/init: every matrix, controls and util-linux
-# suite VM, and the Debian 12 system boots that start from it; Debian's own
-# initramfs ignores it).
+# this order (tests/lib/guest/debugfs.sh, run by the harness's /init in
+# every matrix, controls and util-linux suite VM and the Debian 12 system
+# boots that start from it, and by the init-top script of the system
+# stage's images with Debian's own initramfs).
 # sched/features NO_HRTICK, NO_HRTICK_DL (one write each): the scheduler's
 # high-resolution tick off.  7.x turns it on by default (6.12 has it off):
 # it arms a timer at every task switch, and under TCG each of its
