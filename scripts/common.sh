@@ -151,9 +151,13 @@ fetch_verified() {
 	if [ -f "$out" ] && echo "$sum  $out" | sha256sum -c --quiet - 2>/dev/null; then
 		return 0
 	fi
-	curl -fsSL --retry 3 -o "$out.part" "$uri" || die "download failed: $uri"
-	echo "$sum  $out.part" | sha256sum -c --quiet - || die "checksum mismatch: $uri"
-	mv "$out.part" "$out"
+	# (A part file of this process's own: ./build.sh fetches a source
+	# for the tool sets and for the packages at the same time.)
+	curl -fsSL --retry 3 -o "$out.part.$BASHPID" "$uri" ||
+		{ rm -f "$out.part.$BASHPID"; die "download failed: $uri"; }
+	echo "$sum  $out.part.$BASHPID" | sha256sum -c --quiet - ||
+		{ rm -f "$out.part.$BASHPID"; die "checksum mismatch: $uri"; }
+	mv "$out.part.$BASHPID" "$out"
 }
 
 # Download (or reuse from $MS_CACHE/src) the files of a source package;
