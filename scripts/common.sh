@@ -147,17 +147,15 @@ newest_src() {
 # fetch_verified URI FILE SHA256: download one file apt told us about and
 # verify it; cached.
 fetch_verified() {
-	local uri=$1 out=$2 sum=$3
+	# (A part file of this process's own: ./build.sh fetches a source
+	# for the tool sets and for the packages at the same time.)
+	local uri=$1 out=$2 sum=$3 part=$2.part.$BASHPID
 	if [ -f "$out" ] && echo "$sum  $out" | sha256sum -c --quiet - 2>/dev/null; then
 		return 0
 	fi
-	# (A part file of this process's own: ./build.sh fetches a source
-	# for the tool sets and for the packages at the same time.)
-	curl -fsSL --retry 3 -o "$out.part.$BASHPID" "$uri" ||
-		{ rm -f "$out.part.$BASHPID"; die "download failed: $uri"; }
-	echo "$sum  $out.part.$BASHPID" | sha256sum -c --quiet - ||
-		{ rm -f "$out.part.$BASHPID"; die "checksum mismatch: $uri"; }
-	mv "$out.part.$BASHPID" "$out"
+	curl -fsSL --retry 3 -o "$part" "$uri" || { rm -f "$part"; die "download failed: $uri"; }
+	echo "$sum  $part" | sha256sum -c --quiet - || { rm -f "$part"; die "checksum mismatch: $uri"; }
+	mv "$part" "$out"
 }
 
 # Download (or reuse from $MS_CACHE/src) the files of a source package;
