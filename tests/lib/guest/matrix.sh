@@ -19,6 +19,10 @@
 #   #@ expect <toolset-glob> <switch 0|1|*> <kernel-glob> <works|refused|error>
 #                              first matching line wins
 #   #@ dmesg-allow <regex>     kernel messages this scenario may cause
+#   #@ waits <why>             it spends most of its time asleep (a tool's
+#                              own sleep or retry loop): the host runs the
+#                              scenarios marked so in a boot of their own
+#                              beside the others (tests/stages/matrix)
 # It defines run() and may define cleanup().  run() ends in one of:
 #   returns normally            -> outcome "works"
 #   refused "why"               -> outcome "refused" (the kernel's EBUSY reached the user)
