@@ -27,7 +27,7 @@
 # (versions, patches, timings, the chroot).  Build logs:
 # build/logs/deb-<release>-<source>.log.
 #
-# Environment: MOUNTSAFE_DEB_REV=N (default 1) for +mountsafeN;
+# Environment: MOUNTSAFE_DEB_REV=N for +mountsafeN (default: deb_rev);
 # DEBFULLNAME / DEBEMAIL for the changelog entry.
 set -euo pipefail
 [ -z "${DEB_BUILD_OPTIONS+x}" ] || DEB_BUILD_OPTIONS_SET=1
@@ -49,7 +49,6 @@ else
 fi
 DEB_OUT=$MS_BUILD/debs
 LOGS=$MS_BUILD/logs
-REV=${MOUNTSAFE_DEB_REV:-1}
 IFS=, read -r -a RELEASES <<<"${MOUNTSAFE_RELEASES:-bookworm,trixie}"
 SOURCES=(util-linux e2fsprogs)
 # Compilers in the chroot go through ccache; its directory is bound into
@@ -61,6 +60,36 @@ usage() { awk 'NR > 1 && !/^#/ {exit} NR > 1 && !/shellcheck/ {sub(/^# ?/, ""); 
 # Newest source version of PKG in REL and REL-updates (as build.sh
 # resolves the baselines).
 release_version() { newest_src "$2" "$1" "$1-updates"; }
+
+# deb_rev COMPONENT: N of +mountsafeN, the number of commits of this
+# checkout that changed the component's series or the packaging (this
+# file), so that every such change gives a higher version and apt offers
+# it.  Uncommitted changes give N+1~dirty, which sorts below the commit
+# that will hold them.
+deb_rev() {
+	local comp=$1 n
+	if [ -n "${MOUNTSAFE_DEB_REV:-}" ]; then
+		printf '%s\n' "$MOUNTSAFE_DEB_REV"
+		return
+	fi
+	[ "$(git -C "$MS_ROOT" rev-parse --is-shallow-repository 2>/dev/null)" = false ] ||
+		die "the package version counts commits: $MS_ROOT must be a complete git clone (or set MOUNTSAFE_DEB_REV)"
+	n=$(git -C "$MS_ROOT" rev-list --count HEAD -- "patches/$comp" scripts/deb.sh)
+	if git -C "$MS_ROOT" diff --quiet HEAD -- "patches/$comp" scripts/deb.sh &&
+		[ -z "$(git -C "$MS_ROOT" ls-files --others --exclude-standard -- "patches/$comp")" ]; then
+		printf '%s\n' "$n"
+	else
+		printf '%s~dirty\n' "$((n + 1))"
+	fi
+}
+
+# The commit a build is made from, for the changelog and BUILDINFO.txt.
+source_commit() {
+	local c
+	c=$(git -C "$MS_ROOT" rev-parse --short=12 HEAD 2>/dev/null) || c=unknown
+	git -C "$MS_ROOT" diff --quiet HEAD -- patches scripts/deb.sh 2>/dev/null || c="$c+changes"
+	printf '%s\n' "$c"
+}
 
 # The version Debian's next update of VER would get: +debNNuN -> +debNNu(N+1),
 # otherwise the first stable update +debNNu1.
@@ -82,12 +111,13 @@ next_debian_update() {
 # the binary versions the release ships of PKG (binNMUs such as
 # 1.47.0-2+b2), and against the next update.
 local_version() {
-	local v=$1 pkg=$2 rel=$3 tag ours next b
+	local v=$1 pkg=$2 rel=$3 tag ours next b rev
 	tag=$(rel_base "$rel")
+	rev=$(deb_rev "$pkg")
 	if [[ $v =~ \+${tag}u[0-9]+$ ]]; then
-		ours=$v+mountsafe$REV
+		ours=$v+mountsafe$rev
 	else
-		ours=$v+${tag}u0+mountsafe$REV
+		ours=$v+${tag}u0+mountsafe$rev
 	fi
 	next=$(next_debian_update "$v" "$tag")
 	dpkg --compare-versions "$ours" gt "$v" || die "$ours does not sort above $v"
@@ -112,6 +142,7 @@ changelog_entry() {
 		printf '  * mountsafe: rebuild of %s with %s patch(es) from\n' "$base" "$n"
 		printf '    debian/patches/mountsafe/ so that the tools work when the kernel\n'
 		printf '    blocks writes to mounted block devices (bdev_allow_write_mounted=0).\n'
+		printf '    Built from mountsafe commit %s.\n' "$(source_commit)"
 		while read -r p; do
 			subj=$(patch_field "$(series_dir "$comp" "$sb")/$p" Subject)
 			printf '    - %s\n' "$subj" | fold -s -w 74 | sed -e 's/ *$//' -e '2,$s/^/      /'
@@ -244,6 +275,13 @@ build_source() {
 	if [ -f "$dir/src/e2fsck/e2fsck_record.c" ]; then
 		printf '%s\n' '[linux-any] sbin/e2fsck_record' \
 			'[linux-any] usr/share/man/man8/e2fsck_record.8' >>"$dir/src/debian/e2fsprogs.install"
+		# Where debian/rules names the units dh_installsystemd enables
+		# (Debian 13), ours must be among them, or it is never enabled.
+		if grep -q '^override_dh_installsystemd:' "$dir/src/debian/rules"; then
+			sed -i '/^\tdh_installsystemd .*e2scrub_all\.timer/s/$/ e2fsck_record.service/' "$dir/src/debian/rules"
+			grep -q '^\tdh_installsystemd .*e2fsck_record\.service' "$dir/src/debian/rules" ||
+				die "$rel: could not add e2fsck_record.service to dh_installsystemd in debian/rules"
+		fi
 	fi
 	# A fresh chroot from the tarball; the sources and the build user's
 	# home in the bound directory.
@@ -270,6 +308,7 @@ build_source() {
 		printf '%s\t%s\t%s\t%ss\t%s\t%s\n' "$pkg" "$ver" "$ours" "$secs" \
 			"DEB_BUILD_OPTIONS='${DEB_BUILD_OPTIONS:-}'" "chroot=${tar##*/}"
 		series_list "$comp" "$sb" | sed 's/^/\tpatch\t/'
+		printf '\tbuilt-from\t%s\n' "$(source_commit)"
 	} >"$out/.info"
 	echo "$stamp" >"$out/.stamp"
 	printf '  %-8s %-10s %s built in %ss\n' "$rel" "$pkg" "$ours" "$secs"
