@@ -278,8 +278,8 @@ build_source() {
 		# Where debian/rules names the units dh_installsystemd enables
 		# (Debian 13), ours must be among them, or it is never enabled.
 		if grep -q '^override_dh_installsystemd:' "$dir/src/debian/rules"; then
-			sed -i '/^\tdh_installsystemd .*e2scrub_all\.timer/s/$/ e2fsck_record.service/' "$dir/src/debian/rules"
-			grep -q '^\tdh_installsystemd .*e2fsck_record\.service' "$dir/src/debian/rules" ||
+			sed -i '/^[[:space:]]*dh_installsystemd .*e2scrub_all\.timer/s/$/ e2fsck_record.service/' "$dir/src/debian/rules"
+			grep -q '^[[:space:]]*dh_installsystemd .*e2fsck_record\.service' "$dir/src/debian/rules" ||
 				die "$rel: could not add e2fsck_record.service to dh_installsystemd in debian/rules"
 		fi
 	fi
