@@ -465,9 +465,8 @@ cmd_export() {
 # downloads, both safe for builds at once (common.sh).  The packages spend
 # most of their time in Debian's util-linux test suite, which Debian runs
 # one test at a time (debian/rules: --max-parallel=1), and one after the
-# other they left a core idle for much of it (cold, 2026-12-07: tool sets
-# 473 s at full load, then packages 657 s with 14-35 % of the two cores
-# idle).  The tool sets compile beside them at a lower priority (nice 10),
+# other they left a core idle for much of it (docs/performance.md).  The
+# tool sets compile beside them at a lower priority (nice 10),
 # on the CPU time the package builds leave, so that the packages' test
 # suites (some of them timing-sensitive) run as they did alone.
 cmd_all() {

@@ -30,14 +30,9 @@
 MS_TESTS=$MS_ROOT/tests
 VM_DIR=$MS_BUILD/vm
 # Where the guests' scratch disks go: a tmpfs (/dev/shm) when the host has
-# one, so that what a guest writes never reaches the host's disk.  Measured
-# one boot after another, alternating (tests/run --matrix-only, k7, switch 1,
-# two tool sets, 136 rows, one VM; the whole machine's CPU time while QEMU
-# ran): 129.8 and 131.0 s with the disks in build/vm, 117.4 and 120.0 s on
-# the tmpfs; QEMU's own CPU time 120.9 and 124.1 -> 112.2 and 114.7 s.
-# (With room for two VMs' disks and the util-linux suite's images, 8 GiB: a
-# container's /dev/shm is often 64 MiB, and a full one would fail the
-# guests' writes.)
+# one, so that what a guest writes never reaches the host's disk (less CPU
+# time: docs/performance.md).  Only with room for two VMs' disks and the
+# util-linux suite's images, 8 GiB: a container's small /dev/shm would fill.
 VM_SCRATCH=$VM_DIR
 if [ -w /dev/shm ] && [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] &&
 	[ $(($(stat -f -c '%a * %S' /dev/shm) / 1048576)) -ge 8192 ]; then
@@ -332,15 +327,10 @@ guest_tools_payload() {
 # libraries it needs into $MS_CACHE/qemu/ (mmdebstrap's extract variant:
 # nothing is installed on the host) and started through that tree's own
 # dynamic loader, so that a Debian 12 and a Debian 13 host run the same
-# QEMU.  Under TCG, Debian 13's QEMU 10.0 needs 31 % less time than Debian
-# 12's 7.2 for the same guest work: tests/run --matrix-only, k7, switch 1,
-# stock-deb13 and patched-deb13 (136 rows), both emulators at the same time,
-# one VM each, so that the host's drift hits both: 255.0 -> 174.2 s and
-# 244.6 -> 169.5 s of guest time, QEMU's CPU time 240 -> 152 s and
-# 227 -> 148 s, the same verdicts.  MOUNTSAFE_QEMU=host runs the host's
-# qemu-system-x86_64 instead.  Sets VM_QEMU (the command) and
-# exports VM_QEMU_DIR (the unpacked tree; unset with the host's QEMU) for
-# the stages a run starts.
+# QEMU, and a faster one under TCG than Debian 12's 7.2 (docs/performance.md).
+# MOUNTSAFE_QEMU=host runs the host's qemu-system-x86_64 instead.  Sets
+# VM_QEMU (the command) and exports VM_QEMU_DIR (the unpacked tree; unset
+# with the host's QEMU) for the stages a run starts.
 VM_QEMU=()
 vm_qemu() {
 	local ver dir lib uri
@@ -427,18 +417,11 @@ vm_accel() {
 	case $VM_ACCEL in kvm | tcg) ;; *) die "MOUNTSAFE_ACCEL must be kvm or tcg, not $VM_ACCEL" ;; esac
 	export MOUNTSAFE_ACCEL=$VM_ACCEL
 }
-# Under TCG the CPU is QEMU's "max" without ERMS and FSRM: with them the
-# guest kernel clears and copies pages with "rep stosb"/"rep movsb", and
-# glibc its large buffers, which TCG emulates one element (here a byte) at
-# a time; without them both use their 8-byte or vector loops.  Measured
-# with both variants running at the same time, one VM each (tests/run
-# --matrix-only, two tool sets, 136 rows): 175.1 -> 154.2 s of guest time (k7, switch 1), 185.2 ->
-# 168.5 s (k7, switch 0), 157.2 -> 143.4 s (k6, switch 0), QEMU's own CPU
-# time 12-16 % less.  And without AVX and AVX2 (glibc's string functions
-# take their SSE forms, and each context switch saves and restores no YMM
-# state), measured the same way on top of that: 149.5 -> 142.2 s and 186.0
-# -> 177.3 s (k7, switch 1), 152.6 -> 145.6 s (k6, switch 0).  How the
-# kernel and glibc copy and scan memory changes nothing the tests look at.
+# Under TCG the CPU is QEMU's "max" without ERMS and FSRM (with them the
+# guest's "rep movsb"/"rep stosb" copies are emulated a byte at a time) and
+# without AVX and AVX2 (no YMM state to switch): less guest time, measured
+# in docs/performance.md.  How the kernel and glibc copy and scan memory
+# changes nothing the tests look at.
 vm_accel_opts() {
 	case $VM_ACCEL in
 	kvm) echo -accel kvm -cpu host ;;
@@ -446,48 +429,19 @@ vm_accel_opts() {
 	esac
 }
 
-# Kernel arguments of every test boot.  mitigations=off: the guests run only
-# the harness, and under TCG the Spectre mitigations (retpolines, return
-# stack filling on every context switch) are emulated instruction by
-# instruction.  Measured with both variants running at the same time, one
-# VM each (so that the host's drift hits both alike; tests/run
-# --matrix-only, k7, switch 1, two tool sets, 136 rows): 262.0 -> 255.5 s
-# and 252.1 -> 242.2 s of guest time, 3 % less.  Nothing the tests look at
-# depends on them: the block layer's check of writes to mounted devices,
-# ext4, loop and LVM behave the same.  (Runs one after the other, even
-# interleaved, had shown 15 %: the host's speed drifts more than that.)
-# hung_task_panic=1: a task blocked in the kernel (uninterruptible sleep) for
-# the hung-task limit, 120 s, panics the guest, and with panic=-1 and
-# -no-reboot QEMU exits; its stack is in the console log.  Without it a
-# wedged guest (a disk that never completes a write, seen once) sat silent
-# until the host's watchdog stopped it (BOOT_TIMEOUT, 900 s in the matrix)
-# and the log did not say where.  In the matrix a task blocked that long
-# already failed its row (the kernel logs a Call Trace, check_dmesg), so only
-# the end comes sooner; a Debian boot of the system stage or the util-linux
-# suite's guest, which nothing scanned for that warning, now fails too.
-# ms.debugfs=FILE:VALUE,...: debugfs files the harness's /init writes, in
-# this order (tests/lib/guest/debugfs.sh, run by the harness's /init in
-# every matrix, controls and util-linux suite VM and the Debian 12 system
-# boots that start from it, and by the init-top script of the system
-# stage's images with Debian's own initramfs).
-# sched/features NO_HRTICK, NO_HRTICK_DL (one write each): the scheduler's
-# high-resolution tick off.  7.x turns it on by default (6.12 has it off):
-# it arms a timer at every task switch, and under TCG each of its
-# interrupts is emulated.  The same 136 matrix rows on 7.3 (switch 1,
-# stock-deb12 and patched-deb13), both variants at the same time, one VM
-# each, twice: local timer interrupts 95 779 -> 28 341 and 113 234 ->
-# 32 292 (6.12: 24 511), guest time 138.3 -> 126.9 s and 162.9 -> 144.0 s,
-# QEMU's CPU time 117.9 -> 104.7 s and 143.1 -> 120.9 s.  Nothing the tests
-# look at depends on when the scheduler preempts a task.
-# fault_around_bytes: how much the guest kernel maps around a page fault on
-# a file: 2 MiB, the most it takes, instead of 64 KiB.  Every tool the
-# matrix starts faults in its program and libraries page by page, and under
-# TCG each fault is an emulated exception; the pages are in the page cache
-# either way.  The same 136 matrix rows (7.3, switch 1), both variants at
-# the same time, one VM each, sides swapped the second time: guest busy
-# time 90.9 -> 88.3 s and 106.3 -> 104.4 s, QEMU's CPU time 100.1 -> 95.1 s
-# and 114.5 -> 111.4 s.  (x86/tlb_single_page_flush_ceiling 512 instead of
-# 33, measured the same way on top of it: -2.3 % and +1.5 %, not taken.)
+# Kernel arguments of every test boot (what each saves: docs/performance.md).
+# mitigations=off: under TCG the Spectre mitigations are emulated instruction
+# by instruction, and nothing the tests look at depends on them.
+# hung_task_panic=1: a task blocked in the kernel for 120 s panics the guest,
+# its stack in the console log, instead of a silent guest waiting for the
+# host's watchdog (BOOT_TIMEOUT).
+# ms.debugfs=FILE:VALUE,...: debugfs files written in this order by
+# tests/lib/guest/debugfs.sh (the harness's /init, and the init-top script of
+# the system stage's images with Debian's own initramfs):
+# sched/features NO_HRTICK, NO_HRTICK_DL: 7.x's high-resolution tick off (6.12
+# has it off), a timer at every task switch that TCG emulates;
+# fault_around_bytes 2 MiB instead of 64 KiB: fewer emulated page faults when
+# a tool maps its program and libraries.  Neither changes what the tests see.
 VM_KERNEL_ARGS="mitigations=off hung_task_panic=1 ms.debugfs=sched/features:NO_HRTICK,sched/features:NO_HRTICK_DL,fault_around_bytes:2097152"
 
 # vm_boot [options] -- QEMU-ARGS...: one VM run.
@@ -566,12 +520,8 @@ vm_watch() {
 }
 
 # vm_parallel FUNC JOB...: run "FUNC JOB" for each JOB, at most VM_SLOTS at
-# a time (one per core: a TCG vCPU is one host thread).  The guests idle
-# ~12 % of their time (sleeps, e2mmpstatus's wait), yet twice as many VMs as
-# cores did not fill it: on 2 cores four matrix guests at once took 39 %
-# more CPU time in all (660 s against 474 s for the same rows) and the stage
-# 347 s against 286 s (one pair of runs, one after the other; the README's
-# series of 2, 3 and 4 VMs agrees).
+# a time (one per core: a TCG vCPU is one host thread, and more VMs than
+# cores took more CPU time in all: docs/performance.md).
 #
 # The stages tests/run runs side by side share its VM_SLOTS slots: VM_POOL
 # is then a directory of lock files, one per slot, and every job holds one
