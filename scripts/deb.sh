@@ -231,7 +231,7 @@ recipe_hash() {
 
 # build_source REL PKG: one source package of one release.
 build_source() {
-	local rel=$1 pkg=$2 comp=$2 sb ver dsc ours dir out stamp t0 log secs tar root p
+	local rel=$1 pkg=$2 comp=$2 sb ver dsc ours dir out stamp t0 log secs tar root p o
 	sb=$(rel_base "$rel")
 	# e2fsprogs' "make check" runs in tests/run's stage "e2fsprogs check"
 	# (the same sources and series, patched against stock), so the package
@@ -275,6 +275,15 @@ build_source() {
 	if [ -f "$dir/src/e2fsck/e2fsck_record.c" ]; then
 		printf '%s\n' '[linux-any] sbin/e2fsck_record' \
 			'[linux-any] usr/share/man/man8/e2fsck_record.8' >>"$dir/src/debian/e2fsprogs.install"
+		# lintian (the packages stage compares ours with Debian's build):
+		# the unit must run early, and there is no init script for it.
+		o=$dir/src/debian/e2fsprogs.lintian-overrides
+		printf '%s\n' '# e2fsck_record.service writes a read-only check of root to the superblock once' \
+			'# root is read-write: early at boot, before local-fs.target, like systemd-fsck.' \
+			'e2fsprogs: systemd-service-file-refers-to-unusual-wantedby-target local-fs.target [*lib/systemd/system/e2fsck_record.service]' >>"$o"
+		grep -qx 'e2fsprogs: package-supports-alternative-init-but-no-init.d-script' "$o" ||
+			printf '%s\n' '# Without systemd, e2fsck says to run e2fsck_record by hand once root is read-write.' \
+				'e2fsprogs: package-supports-alternative-init-but-no-init.d-script [*lib/systemd/system/e2fsck_record.service]' >>"$o"
 		# Where debian/rules names the units dh_installsystemd enables
 		# (Debian 13), ours must be among them, or it is never enabled.
 		if grep -q '^override_dh_installsystemd:' "$dir/src/debian/rules"; then
