@@ -15,11 +15,11 @@
 #   ./build.sh export [C[/B]]  write working-tree commits back to patches/
 #   ./build.sh --help
 #
-# Baselines: deb12    = Debian 12's util-linux and e2fsprogs source packages
-#                       (Debian's own patches applied)
-#            deb13    = the same for Debian 13 (trixie and trixie-updates)
-#            upstream = newest util-linux and e2fsprogs in sid, pristine
-#                       upstream tarballs
+# Baselines (matrix.conf): deb12    = Debian 12's util-linux and e2fsprogs
+#                                  source packages (Debian's patches applied)
+#                       deb13    = the same for Debian 13
+#                       upstream = newest util-linux and e2fsprogs in sid,
+#                                  pristine upstream tarballs
 # Tool sets: stock-<baseline> (no series) and patched-<baseline>.
 set -euo pipefail
 
@@ -29,7 +29,7 @@ set -euo pipefail
 . "$MS_ROOT/scripts/patchq.sh"
 
 COMPONENTS=(util-linux e2fsprogs)
-BASELINES=(deb12 deb13 upstream)
+IFS=, read -r -a BASELINES <<<"$MATRIX_BASELINES"
 STAGE=$MS_BUILD/stage
 LOGS=$MS_BUILD/logs
 MANIFEST=$MS_BUILD/manifest.txt
@@ -43,19 +43,10 @@ host_deps() {
 		uuid-dev libblkid-dev libfuse-dev
 }
 
-# Suites per baseline.
-suites_of() {
-	case $1 in
-	deb12) echo "bookworm bookworm-updates" ;;
-	deb13) echo "trixie trixie-updates" ;;
-	upstream) echo "sid" ;;
-	esac
-}
-
 # Newest source version of $1 in the baseline's suites.
 resolve_version() {
-	# shellcheck disable=SC2046
-	newest_src "$1" $(suites_of "$2")
+	# shellcheck disable=SC2086 # a list
+	newest_src "$1" ${MATRIX_SUITES[$2]}
 }
 
 # fetch_source PKG VERSION BASELINE -> prints the pristine directory.
@@ -86,8 +77,8 @@ fetch_source() {
 		printf '%s\n' "$dest"
 		return 0
 	fi
-	case $base in
-	deb12 | deb13)
+	case ${MATRIX_SOURCE[$base]} in
+	debian)
 		# The whole Debian source package, Debian's patches applied.
 		dpkg-source --no-check -x "$(fetch_dsc "$pkg" "$ver")" "$dest.tmp" >&2 ||
 			die "dpkg-source -x failed for $pkg $ver"
