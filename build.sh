@@ -33,6 +33,7 @@ IFS=, read -r -a BASELINES <<<"$MATRIX_BASELINES"
 STAGE=$MS_BUILD/stage
 LOGS=$MS_BUILD/logs
 MANIFEST=$MS_BUILD/manifest.txt
+TOOLSETS_TSV=$MS_BUILD/toolsets.tsv	# read by toolset_dirs (common.sh)
 
 usage() { sed -n '2,22s/^# \{0,1\}//p' "$0"; }
 
@@ -381,6 +382,26 @@ build_lane() {
 	done
 }
 
+# toolsets_tsv: TOOLSETS_TSV, where the parts of each built tool set are, so
+# that the stages that build on them (the suite stages) need not know this
+# script's layout.  A row per tool set and component: its staging root, its
+# object directory, the source as the object directory's Makefiles name it
+# (relative to it: build_one configures through ../COMPONENT.src, a link)
+# and the source directory (uses cmd_build's SRC).
+toolsets_tsv() {
+	local ts comp
+	{
+		printf '# toolset\tcomponent\tstage\tobj\tsrcdir\tsrc\n'
+		for ts in ${MATRIX_TOOLSETS//,/ }; do
+			for comp in "${COMPONENTS[@]}"; do
+				printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$ts" "$comp" "$STAGE/$ts" "$MS_BUILD/obj/$ts/$comp" \
+					"../$comp.src" "$(readlink -f "${SRC[$ts/$comp]}")"
+			done
+		done
+	} >"$TOOLSETS_TSV.new"
+	mv "$TOOLSETS_TSV.new" "$TOOLSETS_TSV"
+}
+
 # bg_wait WHAT DID: wait for every background job in BG (pid -> name); die
 # with "WHAT <the failed names> DID" when any failed.
 bg_wait() {
@@ -423,6 +444,8 @@ cmd_build() {
 	done
 	bg_wait "the working trees of" "could not be made"
 	[ "${1:-}" = trees ] && { mv "$MANIFEST.new" "$MANIFEST"; return 0; }
+	# (None while the tool sets build: a failed build leaves no rows.)
+	rm -f "$TOOLSETS_TSV"
 	# One lane per baseline, stock then patched (so that ccache serves the
 	# patched tree what the stock one compiled), all lanes at once: one
 	# lane's configure, which runs on one core, overlaps the others'
@@ -432,6 +455,7 @@ cmd_build() {
 		BG[$!]=$base
 	done
 	bg_wait "the tool sets of" "did not build"
+	toolsets_tsv
 	echo "tool sets: $(($(date +%s) - t0))s" >>"$MANIFEST.new"
 	mv "$MANIFEST.new" "$MANIFEST"
 	echo "staged tool sets in ${STAGE#"$MS_ROOT"/}: $(cd "$STAGE" && echo *)"

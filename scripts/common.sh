@@ -105,6 +105,18 @@ matrix_suites() {
 }
 matrix_load
 
+# toolset_dirs TOOLSET COMPONENT: a built tool set's component, from
+# build.sh's build/toolsets.tsv: its staging root, object directory, the
+# source as the object directory's Makefiles name it (relative to it) and
+# the source directory, tab-separated.
+toolset_dirs() {
+	local row
+	row=$(awk -F'\t' -v ts="$1" -v c="$2" '$1 == ts && $2 == c { print $3 "\t" $4 "\t" $5 "\t" $6; exit }' \
+		"$MS_BUILD/toolsets.tsv" 2>/dev/null || true)
+	[ -n "$row" ] || die "tool set $1 ($2) is not built: run ./build.sh first"
+	printf '%s\n' "$row"
+}
+
 # beyond_newest N DIR FIND-TEST...: what find DIR FIND-TEST... names, less
 # the N newest (by modification time), one path a line; the caches keep
 # their newest entries and remove these.
