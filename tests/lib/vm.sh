@@ -95,10 +95,10 @@ kernel_unpack() {
 GUEST_KMODS="virtio_blk loop xts cts dm_mod dm_bufio dm_snapshot"
 
 # kernel_fetch NAME: the unpacked kernel directory of a kernel of
-# matrix.conf (vmlinuz,
-# GUEST_KMODS as NAME.ko, config, RELEASE, VERSION), cached.  Runs that
-# start at once on a new machine take turns (a lock file; the one that
-# waited finds it made), as for the module trees and the Debian roots.
+# matrix.conf (vmlinuz, GUEST_KMODS as NAME.ko, config, RELEASE, VERSION),
+# cached.  Runs that start at once on a new machine take turns (a lock
+# file; the one that waited finds it made), as for the module trees and the
+# Debian roots.
 kernel_fetch() {
 	local name=$1 glob suites meta img dir p ko vmlinuz rel
 	[ -n "${MATRIX_KERNEL_SPEC[$name]:-}" ] || die "unknown kernel $name (known: ${MATRIX_KERNELS//,/ })"
@@ -262,7 +262,7 @@ initramfs_make() {
 # without headers, static libraries and docs; debug info stripped) under
 # DIR/ts/, and the host's shared libraries they need (they were built on
 # this host) at their paths under DIR.  TOOLSETS must name MATRIX_HARNESS:
-# the guest finds the harness's own tools through DIR/ts/harness, a link to it.
+# the guests find the harness's own tools through DIR/ts/harness, a link.
 toolset_payload() {
 	local p=$1 ts lib
 	for ts in $2; do
