@@ -15,11 +15,11 @@
 #   ./build.sh export [C[/B]]  write working-tree commits back to patches/
 #   ./build.sh --help
 #
-# Baselines: deb12    = Debian 12's util-linux and e2fsprogs source packages
-#                       (Debian's own patches applied)
-#            deb13    = the same for Debian 13 (trixie and trixie-updates)
-#            upstream = newest util-linux and e2fsprogs in sid, pristine
-#                       upstream tarballs
+# Baselines (matrix.conf): deb12    = Debian 12's util-linux and e2fsprogs
+#                                  source packages (Debian's patches applied)
+#                       deb13    = the same for Debian 13
+#                       upstream = newest util-linux and e2fsprogs in sid,
+#                                  pristine upstream tarballs
 # Tool sets: stock-<baseline> (no series) and patched-<baseline>.
 set -euo pipefail
 
@@ -29,10 +29,11 @@ set -euo pipefail
 . "$MS_ROOT/scripts/patchq.sh"
 
 COMPONENTS=(util-linux e2fsprogs)
-BASELINES=(deb12 deb13 upstream)
+IFS=, read -r -a BASELINES <<<"$MATRIX_BASELINES"
 STAGE=$MS_BUILD/stage
 LOGS=$MS_BUILD/logs
 MANIFEST=$MS_BUILD/manifest.txt
+TOOLSETS_TSV=$MS_BUILD/toolsets.tsv	# read by toolset_dirs (common.sh)
 
 usage() { sed -n '2,22s/^# \{0,1\}//p' "$0"; }
 
@@ -43,19 +44,10 @@ host_deps() {
 		uuid-dev libblkid-dev libfuse-dev
 }
 
-# Suites per baseline.
-suites_of() {
-	case $1 in
-	deb12) echo "bookworm bookworm-updates" ;;
-	deb13) echo "trixie trixie-updates" ;;
-	upstream) echo "sid" ;;
-	esac
-}
-
 # Newest source version of $1 in the baseline's suites.
 resolve_version() {
-	# shellcheck disable=SC2046
-	newest_src "$1" $(suites_of "$2")
+	# shellcheck disable=SC2086 # a list
+	newest_src "$1" ${MATRIX_SUITES[$2]}
 }
 
 # fetch_source PKG VERSION BASELINE -> prints the pristine directory.
@@ -86,8 +78,8 @@ fetch_source() {
 		printf '%s\n' "$dest"
 		return 0
 	fi
-	case $base in
-	deb12 | deb13)
+	case ${MATRIX_SOURCE[$base]} in
+	debian)
 		# The whole Debian source package, Debian's patches applied.
 		dpkg-source --no-check -x "$(fetch_dsc "$pkg" "$ver")" "$dest.tmp" >&2 ||
 			die "dpkg-source -x failed for $pkg $ver"
@@ -390,6 +382,26 @@ build_lane() {
 	done
 }
 
+# toolsets_tsv: TOOLSETS_TSV, where the parts of each built tool set are, so
+# that the stages that build on them (the suite stages) need not know this
+# script's layout.  A row per tool set and component: its staging root, its
+# object directory, the source as the object directory's Makefiles name it
+# (relative to it: build_one configures through ../COMPONENT.src, a link)
+# and the source directory (uses cmd_build's SRC).
+toolsets_tsv() {
+	local ts comp
+	{
+		printf '# toolset\tcomponent\tstage\tobj\tsrcdir\tsrc\n'
+		for ts in ${MATRIX_TOOLSETS//,/ }; do
+			for comp in "${COMPONENTS[@]}"; do
+				printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$ts" "$comp" "$STAGE/$ts" "$MS_BUILD/obj/$ts/$comp" \
+					"../$comp.src" "$(readlink -f "${SRC[$ts/$comp]}")"
+			done
+		done
+	} >"$TOOLSETS_TSV.new"
+	mv "$TOOLSETS_TSV.new" "$TOOLSETS_TSV"
+}
+
 # bg_wait WHAT DID: wait for every background job in BG (pid -> name); die
 # with "WHAT <the failed names> DID" when any failed.
 bg_wait() {
@@ -432,6 +444,8 @@ cmd_build() {
 	done
 	bg_wait "the working trees of" "could not be made"
 	[ "${1:-}" = trees ] && { mv "$MANIFEST.new" "$MANIFEST"; return 0; }
+	# (None while the tool sets build: a failed build leaves no rows.)
+	rm -f "$TOOLSETS_TSV"
 	# One lane per baseline, stock then patched (so that ccache serves the
 	# patched tree what the stock one compiled), all lanes at once: one
 	# lane's configure, which runs on one core, overlaps the others'
@@ -441,6 +455,7 @@ cmd_build() {
 		BG[$!]=$base
 	done
 	bg_wait "the tool sets of" "did not build"
+	toolsets_tsv
 	echo "tool sets: $(($(date +%s) - t0))s" >>"$MANIFEST.new"
 	mv "$MANIFEST.new" "$MANIFEST"
 	echo "staged tool sets in ${STAGE#"$MS_ROOT"/}: $(cd "$STAGE" && echo *)"

@@ -1,20 +1,121 @@
 # shellcheck shell=bash
-# Shared helpers for build.sh and tests/run: paths, logging, a private apt
-# configuration that reuses the archive the machine's own apt sources name.
+# Shared helpers for build.sh and tests/run: paths, logging, the matrix
+# (matrix.conf), a private apt configuration that reuses the archive the
+# machine's own apt sources name.
 
 MS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 MS_CACHE=${MOUNTSAFE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mountsafe}
 MS_BUILD=${MOUNTSAFE_BUILD:-$MS_ROOT/build}
 MS_JOBS=${MOUNTSAFE_JOBS:-$(nproc)}
 export MS_ROOT MS_CACHE MS_BUILD MS_JOBS
-# The tool sets whose util-linux the util-linux suite stage runs on by
-# default (MS_SUITE_TOOLSETS overrides it); build.sh builds their test
-# programs with them.
-# shellcheck disable=SC2034 # used by the scripts that source this one
-MS_SUITE_TOOLSETS_DEFAULT=stock-deb12,patched-deb12
 
 say() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# ---- the matrix: what is built and tested (matrix.conf says what each
+# record means) ----
+MS_MATRIX=$MS_ROOT/matrix.conf
+# matrix_load: matrix.conf into these (lists comma-separated, in the file's
+# order):
+#   MATRIX_BASELINES, MATRIX_TOOLSETS (stock-B,patched-B for each baseline B),
+#   MATRIX_RELEASES, MATRIX_KERNELS, MATRIX_SWITCHES, MATRIX_HARNESS,
+#   MS_SUITE_TOOLSETS_DEFAULT, MATRIX_SUITE_KERNELS (the util-linux suite's
+#   default cells), MATRIX_SOURCE[B] (debian|upstream), MATRIX_SUITES[B]
+#   (blank-separated), MATRIX_REL_BASE[R], MATRIX_KERNEL_SPEC[K]
+#   ("GLOB SUITE..."), MATRIX_ARCHIVE (every suite named, blank-separated,
+#   with repeats).
+# (MS_SUITE_TOOLSETS_DEFAULT keeps its name: build.sh's cache key includes
+# the build function that reads it.)
+# shellcheck disable=SC2034 # used by the scripts that source this one
+matrix_load() {
+	local f n=0 x min
+	MATRIX_BASELINES='' MATRIX_TOOLSETS='' MATRIX_RELEASES='' MATRIX_KERNELS=''
+	MATRIX_SWITCHES='' MATRIX_HARNESS='' MS_SUITE_TOOLSETS_DEFAULT='' MATRIX_SUITE_KERNELS=''
+	MATRIX_ARCHIVE=''
+	declare -gA MATRIX_SOURCE=() MATRIX_SUITES=() MATRIX_REL_BASE=() MATRIX_KERNEL_SPEC=()
+	[ -f "$MS_MATRIX" ] || die "no $MS_MATRIX"
+	while read -r -a f; do
+		n=$((n + 1))
+		[ ${#f[@]} -gt 0 ] || continue
+		case ${f[0]} in
+		baseline | kernel) min=4 ;;
+		release | suite) min=3 ;;
+		switch | harness) min=2 ;;
+		*) die "matrix.conf:$n: unknown record ${f[0]}" ;;
+		esac
+		[ ${#f[@]} -ge $min ] || die "matrix.conf:$n: ${f[0]} needs $((min - 1)) fields or more"
+		case ${f[0]} in
+		baseline)
+			case ${f[2]} in debian | upstream) ;; *) die "matrix.conf:$n: source ${f[2]}: debian or upstream" ;; esac
+			MATRIX_BASELINES=${MATRIX_BASELINES:+$MATRIX_BASELINES,}${f[1]}
+			MATRIX_TOOLSETS=${MATRIX_TOOLSETS:+$MATRIX_TOOLSETS,}stock-${f[1]},patched-${f[1]}
+			MATRIX_SOURCE[${f[1]}]=${f[2]} MATRIX_SUITES[${f[1]}]=${f[*]:3}
+			MATRIX_ARCHIVE+=" ${f[*]:3}"
+			;;
+		release)
+			MATRIX_RELEASES=${MATRIX_RELEASES:+$MATRIX_RELEASES,}${f[1]}
+			MATRIX_REL_BASE[${f[1]}]=${f[2]}
+			;;
+		kernel)
+			MATRIX_KERNELS=${MATRIX_KERNELS:+$MATRIX_KERNELS,}${f[1]}
+			MATRIX_KERNEL_SPEC[${f[1]}]=${f[*]:2}
+			MATRIX_ARCHIVE+=" ${f[*]:3}"
+			;;
+		switch) MATRIX_SWITCHES=${MATRIX_SWITCHES:+$MATRIX_SWITCHES,}${f[1]} ;;
+		harness) MATRIX_HARNESS=${f[1]} ;;
+		suite)
+			x=${f[*]:2}
+			case ${f[1]} in
+			toolsets) MS_SUITE_TOOLSETS_DEFAULT=${x// /,} ;;
+			kernels) MATRIX_SUITE_KERNELS=${x// /,} ;;
+			*) die "matrix.conf:$n: suite ${f[1]}: toolsets or kernels" ;;
+			esac
+			;;
+		esac
+	done < <(sed 's/#.*//' "$MS_MATRIX")
+	# Every name used is one defined above.
+	for x in "${MATRIX_REL_BASE[@]}"; do matrix_has "$x" "$MATRIX_BASELINES" || die "matrix.conf: no baseline $x"; done
+	for x in $MATRIX_HARNESS ${MS_SUITE_TOOLSETS_DEFAULT//,/ }; do
+		matrix_has "$x" "$MATRIX_TOOLSETS" || die "matrix.conf: no tool set $x"
+	done
+	for x in ${MATRIX_SUITE_KERNELS//,/ }; do matrix_has "$x" "$MATRIX_KERNELS" || die "matrix.conf: no kernel $x"; done
+	if [ -z "$MATRIX_HARNESS" ] || [ -z "$MATRIX_KERNELS" ] || [ -z "$MATRIX_SWITCHES" ]; then
+		die "matrix.conf: needs a harness, a kernel and a switch"
+	fi
+}
+# matrix_has ITEM LIST: ITEM is in the comma-separated LIST.
+matrix_has() { [[ ,$2, == *",$1,"* ]]; }
+# matrix_patched LIST: the patched tool sets of a comma-separated LIST.
+matrix_patched() { tr ',' '\n' <<<"$1" | grep '^patched-' | paste -sd, || true; }
+# matrix_suites: every archive suite the matrix names, one a line, grouped
+# by release (bookworm, bookworm-updates, ...) in the order the releases
+# are first named.
+matrix_suites() {
+	local s c order=() seen=' '
+	local -A group=()
+	for s in $MATRIX_ARCHIVE; do
+		case $seen in *" $s "*) continue ;; esac
+		seen+="$s "
+		c=${s%%-*}
+		[ -n "${group[$c]+x}" ] || order+=("$c")
+		group[$c]+=" $s"
+	done
+	# shellcheck disable=SC2086 # a list
+	for c in "${order[@]}"; do printf '%s\n' ${group[$c]}; done
+}
+matrix_load
+
+# toolset_dirs TOOLSET COMPONENT: a built tool set's component, from
+# build.sh's build/toolsets.tsv: its staging root, object directory, the
+# source as the object directory's Makefiles name it (relative to it) and
+# the source directory, tab-separated.
+toolset_dirs() {
+	local row
+	row=$(awk -F'\t' -v ts="$1" -v c="$2" '$1 == ts && $2 == c { print $3 "\t" $4 "\t" $5 "\t" $6; exit }' \
+		"$MS_BUILD/toolsets.tsv" 2>/dev/null || true)
+	[ -n "$row" ] || die "tool set $1 ($2) is not built: run ./build.sh first"
+	printf '%s\n' "$row"
+}
 
 # beyond_newest N DIR FIND-TEST...: what find DIR FIND-TEST... names, less
 # the N newest (by modification time), one path a line; the caches keep
@@ -67,24 +168,23 @@ archive_uri() {
 # rel_base RELEASE: the baseline of a Debian release we ship packages for:
 # its series (patches/<c>/<base>) and stable-update tag (+<base>uN).
 rel_base() {
-	case $1 in
-	bookworm) echo deb12 ;;
-	trixie) echo deb13 ;;
-	*) die "unknown release $1 (bookworm or trixie)" ;;
-	esac
+	[ -n "${MATRIX_REL_BASE[$1]:-}" ] || die "unknown release $1 (${MATRIX_RELEASES//,/ or })"
+	echo "${MATRIX_REL_BASE[$1]}"
 }
 
 MS_APT=$MS_CACHE/apt
-# Private apt configuration: bookworm (+updates), trixie (+updates,
-# backports), sid; binaries and sources. Index refresh at most once every 12
+# Private apt configuration: every suite the matrix names (matrix_suites:
+# the baselines' and the kernels'; the emulator's trixie is deb13's);
+# binaries and sources. Index refresh at most once every 12
 # hours.  Several runs may start at once (the negative controls do): the
 # check and the refresh hold a lock, and each run writes its own new list.
 apt_setup() {
-	local uri kr=/usr/share/keyrings/debian-archive-keyring.gpg new s
+	local uri kr=/usr/share/keyrings/debian-archive-keyring.gpg new s suites
 	mkdir -p "$MS_APT/lists/partial" "$MS_APT/archives/partial" "$MS_APT/etc"
 	uri=$(archive_uri)
 	new=$(mktemp "$MS_APT/etc/sources.list.XXXXXX")
-	for s in bookworm bookworm-updates trixie trixie-updates trixie-backports sid; do
+	suites=$(matrix_suites)
+	for s in $suites; do
 		echo "deb [signed-by=$kr] $uri $s main"
 		echo "deb-src [signed-by=$kr] $uri $s main"
 	done >"$new"
@@ -94,7 +194,7 @@ apt_setup() {
 		if ! cmp -s "$new" "$MS_APT/etc/sources.list" ||
 			[ -z "$(find "$MS_APT/updated" -mmin -720 2>/dev/null)" ]; then
 			mv "$new" "$MS_APT/etc/sources.list"
-			say "refreshing private apt indexes (bookworm, trixie, trixie-backports, sid)"
+			say "refreshing private apt indexes ($(paste -sd, <<<"$suites" | sed 's/,/, /g'))"
 			papt_get -q update >/dev/null 2>"$MS_APT/update.log" ||
 				{ cat "$MS_APT/update.log" >&2; die "apt-get update (private) failed"; }
 			touch "$MS_APT/updated"

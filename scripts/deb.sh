@@ -7,12 +7,14 @@
 #   scripts/deb.sh --release bookworm|trixie [SOURCE...]   one release only
 #   MOUNTSAFE_RELEASES=bookworm ./build.sh                   Debian 12 only
 #
-# The releases built: MOUNTSAFE_RELEASES (comma-separated), else both.
+# The releases built: MOUNTSAFE_RELEASES (comma-separated), else every
+# release of matrix.conf.
 #
-# For each release (bookworm = Debian 12, series patches/<c>/deb12; trixie =
-# Debian 13, series patches/<c>/deb13) and source package: the newest
-# version in the release and its -updates suite is unpacked with dpkg-source
-# into the work directory, the series is appended to debian/patches/series
+# For each release (matrix.conf: bookworm = Debian 12, series
+# patches/<c>/deb12; trixie = Debian 13, series patches/<c>/deb13) and source
+# package: the newest version in its baseline's suites (the release and its
+# -updates suite) is unpacked with dpkg-source into the work directory,
+# the series is appended to debian/patches/series
 # (files in debian/patches/mountsafe/, DEP-3 headers as they are), a
 # debian/changelog entry gives the version a +mountsafeN suffix, and
 # dpkg-buildpackage -b builds it as an unprivileged user (nobody) inside a
@@ -49,7 +51,7 @@ else
 fi
 DEB_OUT=$MS_BUILD/debs
 LOGS=$MS_BUILD/logs
-IFS=, read -r -a RELEASES <<<"${MOUNTSAFE_RELEASES:-bookworm,trixie}"
+IFS=, read -r -a RELEASES <<<"${MOUNTSAFE_RELEASES:-$MATRIX_RELEASES}"
 SOURCES=(util-linux e2fsprogs)
 # Compilers in the chroot go through ccache; its directory is bound into
 # every chroot and owned by the build user.
@@ -57,9 +59,14 @@ DEB_CCACHE=${MS_DEB_CCACHE:-/var/cache/mountsafe/ccache-deb}
 
 usage() { awk 'NR > 1 && !/^#/ {exit} NR > 1 && !/shellcheck/ {sub(/^# ?/, ""); print}' "$0"; }
 
-# Newest source version of PKG in REL and REL-updates (as build.sh
-# resolves the baselines).
-release_version() { newest_src "$2" "$1" "$1-updates"; }
+# Newest source version of PKG in the suites of REL's baseline (as build.sh
+# resolves the baseline).
+release_version() {
+	local base
+	base=$(rel_base "$1")
+	# shellcheck disable=SC2086 # a list
+	newest_src "$2" ${MATRIX_SUITES[$base]}
+}
 
 # deb_rev COMPONENT: N of +mountsafeN, the number of commits of this
 # checkout that changed the component's series or the packaging (this
@@ -121,9 +128,10 @@ local_version() {
 	fi
 	next=$(next_debian_update "$v" "$tag")
 	dpkg --compare-versions "$ours" gt "$v" || die "$ours does not sort above $v"
+	# shellcheck disable=SC2086 # a list
 	while read -r b; do
 		dpkg --compare-versions "$ours" gt "$b" || die "$ours does not sort above Debian's binary $pkg $b"
-	done < <(archive_versions "$pkg" Packages "$rel" "$rel-updates")
+	done < <(archive_versions "$pkg" Packages ${MATRIX_SUITES[$tag]})
 	dpkg --compare-versions "$ours" lt "$next" || die "$ours does not sort below $next"
 	printf '%s\n' "$ours"
 }
@@ -370,7 +378,7 @@ check_access() {
 	local d=$DEB_WORK/access-check
 	rm -rf "$d" && mkdir -p "$d/src" "$d/.home"
 	chmod 755 "$DEB_WORK"
-	cp "$(series_dir util-linux deb12)/series" "$d/src/series"
+	cp "$(series_dir util-linux "${MATRIX_BASELINES%%,*}")/series" "$d/src/series"
 	[ "$(id -u)" -ne 0 ] || chown -R nobody:nogroup "$d"
 	# shellcheck disable=SC2016 # expanded by the build user's shell
 	(cd "$d/src" && setpriv --reuid=nobody --regid=nogroup --clear-groups --reset-env -- \

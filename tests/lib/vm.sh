@@ -3,8 +3,8 @@
 # (after scripts/common.sh):
 #
 #   kernels      vm_kernels [k6,k7] -> KDIR[k] KREL[k]: Debian cloud kernels,
-#                newest of their series, resolved at run time (the only place
-#                that says what k6 and k7 are)
+#                newest of their series, resolved at run time (what k6 and
+#                k7 are: matrix.conf)
 #   modules      kernel_modules K: the kernel's whole module tree (cached)
 #   root trees   rootfs_tarball SUITE PKGS: a cached debootstrap (minbase+PKGS)
 #   initramfs    initramfs_make OUT KERNELS DIR...: busybox, the one guest
@@ -52,12 +52,6 @@ vm_scratch() {
 	done
 	mktemp -d "$VM_SCRATCH/mountsafe-$1.$$.XXXXXX"
 }
-# The kernels every stage may boot: name, version glob, suites.
-declare -A KERNEL_SPEC=(
-	[k6]="6.12.* trixie"
-	[k7]="7.* sid trixie-backports"
-)
-KERNELS_ALL=k6,k7
 declare -A KDIR KREL
 
 # newest_bin PKG VERSION-GLOB SUITE...: newest binary version of PKG.
@@ -95,14 +89,15 @@ kernel_unpack() {
 # list into the initramfs (/kmod/list), and /init loads what it names.
 GUEST_KMODS="virtio_blk loop xts cts dm_mod dm_bufio dm_snapshot"
 
-# kernel_fetch NAME: the unpacked kernel directory of k6 or k7 (vmlinuz,
-# GUEST_KMODS as NAME.ko, config, RELEASE, VERSION), cached.  Runs that
-# start at once on a new machine take turns (a lock file; the one that
-# waited finds it made), as for the module trees and the Debian roots.
+# kernel_fetch NAME: the unpacked kernel directory of a kernel of
+# matrix.conf (vmlinuz, GUEST_KMODS as NAME.ko, config, RELEASE, VERSION),
+# cached.  Runs that start at once on a new machine take turns (a lock
+# file; the one that waited finds it made), as for the module trees and the
+# Debian roots.
 kernel_fetch() {
 	local name=$1 glob suites meta img dir p ko vmlinuz rel
-	[ -n "${KERNEL_SPEC[$name]:-}" ] || die "unknown kernel $name (known: ${!KERNEL_SPEC[*]})"
-	read -r glob suites <<<"${KERNEL_SPEC[$name]}"
+	[ -n "${MATRIX_KERNEL_SPEC[$name]:-}" ] || die "unknown kernel $name (known: ${MATRIX_KERNELS//,/ })"
+	read -r glob suites <<<"${MATRIX_KERNEL_SPEC[$name]}"
 	# shellcheck disable=SC2086
 	meta=$(newest_bin linux-image-cloud-amd64 "$glob" $suites)
 	[ -n "$meta" ] || die "no linux-image-cloud-amd64 $glob in $suites"
@@ -261,7 +256,8 @@ initramfs_make() {
 # toolset_payload DIR TOOLSETS: the tool sets (build/stage/<toolset>,
 # without headers, static libraries and docs; debug info stripped) under
 # DIR/ts/, and the host's shared libraries they need (they were built on
-# this host) at their paths under DIR.
+# this host) at their paths under DIR.  TOOLSETS must name MATRIX_HARNESS:
+# the guests find the harness's own tools through DIR/ts/harness, a link.
 toolset_payload() {
 	local p=$1 ts lib
 	for ts in $2; do
@@ -271,6 +267,8 @@ toolset_payload() {
 			tar -xf - -C "$p/ts/$ts"
 		find "$p/ts/$ts" -type f -perm -u+x -exec strip --strip-debug {} + 2>/dev/null || true
 	done
+	[ -d "$p/ts/$MATRIX_HARNESS" ] || die "toolset_payload: the harness's tool set $MATRIX_HARNESS is missing"
+	ln -sfn "$MATRIX_HARNESS" "$p/ts/harness"
 	host_libs "$p" "$p/ts"
 }
 
@@ -398,7 +396,7 @@ vm_accel() {
 	if [ -z "$VM_ACCEL" ]; then
 		VM_ACCEL=tcg
 		if [ -w /dev/kvm ]; then
-			k=${MS_KERNELS:-k6}
+			k=${MS_KERNELS:-$MATRIX_KERNELS}
 			k=${k%%,*}
 			vm_kernels "$k"
 			probe=$VM_DIR/kvm-probe

@@ -15,7 +15,7 @@
 D1=/dev/vda
 D2=/dev/vdb
 MNT=/mnt/a
-HB=/ts/stock-deb12
+HB=/ts/harness	# the harness's tool set (a link: toolset_payload)
 mount -t sysfs sys /sys
 mount -t tmpfs -o size=256m tmp /tmp
 mkdir -p $MNT /run
@@ -45,7 +45,7 @@ rounds=${rounds:-3}
 
 # The filled filesystem for e2fsck: 4000 files in 40 directories and
 # 600 MiB in large files.
-$(bin stock-deb12 mke2fs) -q -F -t ext4 $D1 1200M
+$(bin harness mke2fs) -q -F -t ext4 $D1 1200M
 mount $D1 $MNT
 d=0
 while [ $d -lt 40 ]; do
@@ -58,7 +58,7 @@ f=0
 while [ $f -lt 6 ]; do dd if=/dev/zero of=$MNT/big$f bs=1M count=100 2>/dev/null; f=$((f + 1)); done
 umount $MNT
 dd if=/dev/zero of=/tmp/img bs=1M count=0 seek=32 2>/dev/null
-$(bin stock-deb12 mke2fs) -q -F -t ext4 /tmp/img
+$(bin harness mke2fs) -q -F -t ext4 /tmp/img
 echo "@@BENCH-READY $(now)"
 
 r=1
@@ -82,7 +82,7 @@ while [ "$r" -le "$rounds" ]; do
 		rs=$(bin "$ts" resize2fs) rc=0 i=0 sum=0
 		while [ $i -lt 5 ]; do
 			[ $i = 0 ] || umount $MNT
-			$(bin stock-deb12 mke2fs) -q -F -t ext4 $D2 256M
+			$(bin harness mke2fs) -q -F -t ext4 $D2 256M
 			mount $D2 $MNT
 			t0=$(now)
 			$rs $D2 1G >/dev/null 2>&1 || { rc=$?; break; }

@@ -37,7 +37,7 @@
 # name is not a shell word, e.g. fsck.ext4), is_refusal FILE.  Every tool
 # of the tool set under test (mount, losetup, resize2fs, tune2fs, ...) is a
 # shell function calling that tool set's binary; the harness's own tools
-# (stock-deb12) are $HB/<name>.
+# (matrix.conf's harness tool set, /ts/harness) are $HB/<name>.
 #
 # After every run the runner itself checks: nothing left mounted, no loop
 # device attached, e2fsck -fn clean on each registered filesystem, test files
@@ -53,7 +53,7 @@ MNT=/mnt/a
 MNT2=/mnt/b
 SC_DIR=/harness/scenarios
 W=/tmp/w
-HB=/hb	# harness tools (stock-deb12), see make_hb
+HB=/hb	# harness tools (/ts/harness), see make_hb
 HARNESS_FUNCS="log refused fail skip_scenario try expect_rc mkfs register_fs fill dev_written loops_used tool is_refusal run cleanup"
 
 mount_sys() {
@@ -74,12 +74,13 @@ wait_disks() {
 	while [ ! -b $D2 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 }
 
-# The harness's own tools: stock-deb12, by absolute path.
+# The harness's own tools: its tool set (/ts/harness, a link the host
+# made: toolset_payload), by absolute path.
 make_hb() {
 	local f n
 	mkdir -p $HB
-	for f in /ts/stock-deb12/usr/sbin/* /ts/stock-deb12/usr/bin/* \
-		/ts/stock-deb12/sbin/* /ts/stock-deb12/bin/*; do
+	for f in /ts/harness/usr/sbin/* /ts/harness/usr/bin/* \
+		/ts/harness/sbin/* /ts/harness/bin/*; do
 		n=${f##*/}
 		[ -e "$HB/$n" ] || ln -s "$f" "$HB/$n"
 	done
@@ -267,7 +268,7 @@ check_loops() {
 	[ -z "$bad" ] || R=fail
 }
 # check_fsck: e2fsck -fn of every filesystem the scenario made.  The
-# harness's e2fsck.static (the same stock-deb12 e2fsck, linked statically;
+# harness's e2fsck.static (the harness tool set's e2fsck, linked statically;
 # build.sh makes it for every tool set): it starts in ~7 ms under TCG, the
 # dynamically linked one in ~12 ms (a guest microbenchmark), once or twice a
 # row.
