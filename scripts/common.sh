@@ -279,3 +279,34 @@ fetch_dsc() {
 	[ -f "$dl/${pkg}_${ver#*:}.dsc" ] || die "no .dsc for $pkg $ver"
 	printf '%s\n' "$dl/${pkg}_${ver#*:}.dsc"
 }
+
+# configure_args COMPONENT: the configure options of every build of COMPONENT
+# (the tool sets of build.sh, the prefix builds of scripts/series-prefixes.sh).
+configure_args() {
+	local comp=$1
+	case $comp in
+	util-linux)
+		# Everything but the login/terminal tools and optional libraries;
+		# static libraries, so each tool set runs without LD_LIBRARY_PATH.
+		echo --prefix=/usr --disable-nls --disable-shared \
+			--disable-bash-completion --disable-makeinstall-chown \
+			--disable-makeinstall-setuid --disable-asciidoc --disable-poman \
+			--disable-gtk-doc --disable-pylibmount --disable-liblastlog2 \
+			--disable-login --disable-su --disable-runuser --disable-sulogin \
+			--disable-chfn-chsh --disable-newgrp --disable-vipw --disable-nologin \
+			--disable-wall --disable-write --disable-mesg --disable-agetty \
+			--without-python --without-systemd --without-udev --without-selinux \
+			--without-audit --without-ncursesw --without-ncurses --without-tinfo \
+			--without-readline --without-cap-ng --without-libmagic --without-econf \
+			--without-user --without-btrfs --without-cryptsetup --without-smack \
+			--without-utempter --without-libz
+		;;
+	e2fsprogs)
+		# fuse2fs too (libfuse 2 on every baseline): the audit covers it.
+		echo --prefix=/usr --disable-nls --enable-fuse2fs --disable-e2initrd-helper \
+			--without-libarchive --with-udev-rules-dir=no --with-crond-dir=no \
+			--with-systemd-unit-dir=no --disable-uuidd \
+			--disable-fsck --disable-libblkid --disable-libuuid
+		;;
+	esac
+}
