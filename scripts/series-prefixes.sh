@@ -25,9 +25,10 @@
 # build ok/FAILED, the check's counts (e2fsprogs: the tests of tests/;
 # util-linux: the tests run.sh reports, skipped ones among the passed),
 # seconds (configure, make and check), the patch's subject.  A prefix that
-# fails a test pristine passes says "N new".  Logs: build/prefixes/.
-# The exit status is 1 when a prefix did not build or failed a test that
-# pristine passes.
+# fails a test pristine passes says "N new", one that reports fewer tests
+# than pristine "N fewer".  Logs: build/prefixes/.  The exit status is 1
+# when a prefix did not build, failed a test that pristine passes, or ran
+# fewer tests.
 #
 # Environment: MOUNTSAFE_JOBS (make -j; default: the number of cores).
 set -euo pipefail
@@ -93,7 +94,8 @@ check_counts() {
 	esac
 }
 
-# run_check COMP OBJDIR LOG: make check, as nobody for util-linux under root.
+# run_check COMP OBJDIR LOG: make -k check (a failing unit test does not
+# keep the others from running), as nobody for util-linux under root.
 run_check() {
 	local comp=$1 obj=$2 log=$3
 	if [ "$comp" = util-linux ] && [ "$(id -u)" -eq 0 ]; then
@@ -101,9 +103,9 @@ run_check() {
 		chmod 755 "$WORK"
 		chown -R nobody "$obj" "$TMPDIR"
 		CCACHE_DISABLE=1 setpriv --reuid=nobody --regid=nogroup --clear-groups \
-			make -C "$obj" check >>"$log" 2>&1 || true
+			make -k -C "$obj" check >>"$log" 2>&1 || true
 	else
-		make -C "$obj" -j"$MS_JOBS" check >>"$log" 2>&1 || true
+		make -k -C "$obj" -j"$MS_JOBS" check >>"$log" 2>&1 || true
 	fi
 }
 
@@ -112,7 +114,7 @@ run_check() {
 STATUS=0
 prefixes() {
 	local base=$1 comp=$2 tree=$MS_ROOT/$2/$1 src obj log i=0 c t0 build check
-	local name subj p f s fails newf pristine_fails=''
+	local name subj p f s fails newf pristine_fails='' pristine_n=0
 	local -a commits
 	if [ ! -d "$tree/.git" ] || ! git -C "$tree" rev-parse -q --verify pristine >/dev/null; then
 		die "$comp/$base: no working tree (run ./build.sh trees)"
@@ -157,13 +159,15 @@ prefixes() {
 				check="$p passed, $f failed"
 				[ "$s" = 0 ] || check="$check, $s skipped"
 				if [ "$i" = 0 ]; then
-					pristine_fails=" $fails "
+					pristine_fails=" $fails " pristine_n=$((p + f + s))
 				else
 					newf=0
 					for t in $fails; do
 						[[ $pristine_fails == *" $t "* ]] || newf=$((newf + 1))
 					done
 					[ "$newf" = 0 ] || { check="$check ($newf new)"; STATUS=1; }
+					[ $((p + f + s)) -ge "$pristine_n" ] ||
+						{ check="$check ($((pristine_n - p - f - s)) fewer)"; STATUS=1; }
 				fi
 			fi
 		fi
