@@ -105,6 +105,12 @@ matrix_suites() {
 }
 matrix_load
 
+# fault_point NAME: true when this run was asked to break NAME
+# (MS_FAULT=NAME[,NAME...]).  The negative controls' one way into a
+# production path, for a fault no input can produce; the points are listed
+# in docs/testing.md.
+fault_point() { case ,${MS_FAULT:-}, in *,"$1",*) return 0 ;; esac; return 1; }
+
 # toolset_dirs TOOLSET COMPONENT: a built tool set's component, from
 # build.sh's build/toolsets.tsv: its staging root, object directory, the
 # source as the object directory's Makefiles name it (relative to it) and

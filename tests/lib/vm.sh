@@ -293,10 +293,8 @@ GUEST_HOST_PKGS="bash lvm2"
 # guest_tools_payload DIR: bash and LVM (lvm with its command names, a
 # configuration for a guest without udev) in DIR/bin, DIR/etc/lvm, and
 # their libraries.
-# (MS_CONTROL_NO_GUEST_TOOLS: leave them out, for the negative control.)
 guest_tools_payload() {
 	local p=$1 c
-	[ -z "${MS_CONTROL_NO_GUEST_TOOLS:-}" ] || return 0
 	mkdir -p "$p/bin" "$p/etc/lvm"
 	cp -L /bin/bash /sbin/lvm "$p/bin/"
 	for c in pvcreate pvremove vgcreate vgremove lvcreate lvremove lvs lvchange vgchange; do
@@ -445,7 +443,8 @@ VM_KERNEL_ARGS="mitigations=off hung_task_panic=1 ms.debugfs=sched/features:NO_H
 # vm_boot [options] -- QEMU-ARGS...: one VM run.
 #   -k K        kernel (k6, k7)
 #   -i FILE     initramfs
-#   -a ARGS     kernel command line (console, panic, VM_KERNEL_ARGS added)
+#   -a ARGS     kernel command line (console, panic, VM_KERNEL_ARGS added,
+#               and MS_VM_APPEND last: a run's own extra arguments)
 #   -l LOG      serial console log (ttyS0); -L LOG2 a second serial port
 #   -m MiB      memory (1024), -s N vCPUs (1)
 #   -t SECONDS  the guest is stopped when its console has been silent that
@@ -455,7 +454,8 @@ VM_KERNEL_ARGS="mitigations=off hung_task_panic=1 ms.debugfs=sched/features:NO_H
 # The guest is booted again, once, when it died before /init printed @@BOOT
 # (seen under host load with TCG: a panic in early timer set-up); the first
 # log is kept as LOG.first-try.  Returns QEMU's exit status; the seconds
-# taken are appended to LOG.secs.
+# taken are appended to LOG.secs.  MS_QEMU_WRAPPER, when set, is a command
+# QEMU's command line is handed to (it runs QEMU itself).
 vm_boot() {
 	local k='' initrd='' append='' log='' log2='' mem=1024 smp=1 tmo=1800 OPTIND o try rc t0
 	while getopts k:i:a:l:L:m:s:t: o; do
@@ -476,11 +476,11 @@ vm_boot() {
 		: >"$log"
 		[ -z "$log2" ] || : >"$log2"
 		# The VM's CPU time is recorded too: wall time depends on the host's load.
-		{ time vm_watch "$tmo" "$log" "${VM_QEMU[@]}" "${accel[@]}" -M q35 -m "$mem" -smp "$smp" \
+		{ time vm_watch "$tmo" "$log" ${MS_QEMU_WRAPPER:+"$MS_QEMU_WRAPPER"} "${VM_QEMU[@]}" "${accel[@]}" -M q35 -m "$mem" -smp "$smp" \
 			-nodefaults -no-user-config -display none -no-reboot \
 			-serial "file:$log" ${log2:+-serial "file:$log2"} \
 			-kernel "${KDIR[$k]}/vmlinuz" -initrd "$initrd" \
-			-append "console=ttyS0 panic=-1 no_timer_check $VM_KERNEL_ARGS $append ${MS_CONTROL_RDINIT:+rdinit=$MS_CONTROL_RDINIT} ${MS_CONTROL_HANG:+ms.mode=hang}" \
+			-append "console=ttyS0 panic=-1 no_timer_check $VM_KERNEL_ARGS $append ${MS_VM_APPEND:-}" \
 			"$@" >>"$log.qemu" 2>&1 || rc=$?; } 2>>"$log.qemu"
 		[ "$rc" = 0 ] || echo "qemu exited with $rc" >>"$log.qemu"
 		grep -q '^@@BOOT' "$log" 2>/dev/null && break
