@@ -31,7 +31,8 @@
 # output with is_refusal, tests/lib/guest/refusal.sh), expect_rc RC CMD...,
 # mkfs DEV [SIZE] [mke2fs options] (make a filesystem with the harness's
 # mke2fs and register DEV for the after-checks), fill DIR DEV (write test
-# files, remember checksums), dev_written VAR DEV (VAR = sectors written
+# files, remember checksums), golden FILE (its lines are a message a user
+# reads: compared with tests/golden/<id>.out), dev_written VAR DEV (VAR = sectors written
 # to DEV so far: two equal readings around a command prove it wrote
 # nothing), log, tool NAME ARGS (a tool of the tool set under test whose
 # name is not a shell word, e.g. fsck.ext4), is_refusal FILE.  Every tool
@@ -54,7 +55,7 @@ MNT2=/mnt/b
 SC_DIR=/harness/scenarios
 W=/tmp/w
 HB=/hb	# harness tools (/ts/harness), see make_hb
-HARNESS_FUNCS="log refused fail skip_scenario try expect_rc mkfs register_fs fill dev_written loops_used tool is_refusal run cleanup"
+HARNESS_FUNCS="golden log refused fail skip_scenario try expect_rc mkfs register_fs fill dev_written loops_used tool is_refusal run cleanup"
 
 mount_sys() {
 	mount -t sysfs sys /sys
@@ -120,15 +121,19 @@ tool() {
 
 # ---- helpers for scenarios ----
 log() { echo "# $*"; }
+# golden FILE...: these lines are what a user reads (a refusal, a fallback,
+# an explanation): compared on the host with tests/golden/<scenario>.out
+# (tests/lib/golden.sh).
+golden() { sed 's/^/OUT /' "$@"; }
 refused() { echo "OUTCOME refused: $*"; exit 10; }
 fail() { echo "OUTCOME error: $*"; exit 2; }
 skip_scenario() { echo "OUTCOME skip: $*"; exit 11; }
 
 . /harness/refusal.sh
 
-# try CMD...: run CMD, show its output; on failure the scenario ends as
-# "refused" when the output shows the kernel's refusal (is_refusal),
-# otherwise as "error".  (Most commands print nothing: the cat, a process,
+# try CMD...: run CMD, show its output; on failure the output is golden
+# (what the user reads) and the scenario ends as "refused" when it shows
+# the kernel's refusal (is_refusal), otherwise as "error".  (Most commands print nothing: the cat, a process,
 # ~6 ms under TCG, only for an output there is.)
 try() {
 	local rc
@@ -137,11 +142,13 @@ try() {
 	rc=$?
 	[ ! -s $W/out ] || cat $W/out
 	[ $rc -eq 0 ] && return 0
+	golden $W/out
 	echo "(exit $rc)"
 	is_refusal $W/out && refused "$1 exit $rc"
 	fail "$1 exit $rc"
 }
-# expect_rc RC CMD...: like try, but RC is the success exit code.
+# expect_rc RC CMD...: like try, but RC is the success exit code (a
+# non-zero exit's output is golden, expected or not).
 expect_rc() {
 	local want=$1 rc
 	shift
@@ -149,6 +156,7 @@ expect_rc() {
 	"$@" >$W/out 2>&1
 	rc=$?
 	[ ! -s $W/out ] || cat $W/out
+	[ $rc -eq 0 ] || golden $W/out
 	[ $rc -eq "$want" ] && return 0
 	echo "(exit $rc, expected $want)"
 	is_refusal $W/out && refused "$1 exit $rc"
