@@ -292,6 +292,24 @@ build_source() {
 		grep -qx 'e2fsprogs: package-supports-alternative-init-but-no-init.d-script' "$o" ||
 			printf '%s\n' '# Without systemd, e2fsck says to run e2fsck_record by hand once root is read-write.' \
 				'e2fsprogs: package-supports-alternative-init-but-no-init.d-script [*lib/systemd/system/e2fsck_record.service]' >>"$o"
+		# Going back to Debian's build, which has no such unit: dpkg
+		# removes the unit file only after our postrm ran, and nothing
+		# else removes its enable link and deb-systemd-helper's state
+		# (piuparts found the link left dangling).
+		o=$dir/src/debian/e2fsprogs.postrm
+		[ -f "$o" ] || printf '%s\n' '#!/bin/sh' 'set -e' '' '#DEBHELPER#' '' 'exit 0' >"$o"
+		grep -q '^#DEBHELPER#' "$o" || die "$rel: no #DEBHELPER# in debian/e2fsprogs.postrm"
+		awk '/^#DEBHELPER#/ {
+			print "# mountsafe: a build without e2fsck_record.service replaces this one"
+			print "# (Debian'"'"'s own): the unit'"'"'s enable link and state go with it."
+			print "if [ \"$1\" = upgrade ] && [ -x /usr/bin/deb-systemd-helper ]; then"
+			print "\tcase $2 in"
+			print "\t*+mountsafe*) ;;"
+			print "\t*) deb-systemd-helper purge e2fsck_record.service >/dev/null || true ;;"
+			print "\tesac"
+			print "fi"
+			print ""
+		} { print }' "$o" >"$o.new" && mv "$o.new" "$o"
 		# Where debian/rules names the units dh_installsystemd enables
 		# (Debian 13), ours must be among them, or it is never enabled.
 		if grep -q '^override_dh_installsystemd:' "$dir/src/debian/rules"; then
