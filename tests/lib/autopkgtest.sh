@@ -183,11 +183,12 @@ autopkgtest_verdict() {
 			notours+=("$p (Debian's stayed)")
 		fi
 	done
-	# What a test installed: a package of ours at another version.
+	# What a test installed (<test>-packages; testbed-packages is the
+	# testbed before ours came): a package of ours at another version.
 	while IFS=$'\t' read -r p v; do
 		p=${p%:*}
 		[ -n "${ourver[$p]+x}" ] && [ "$v" != "${ourver[$p]}" ] && notours+=("$p $v")
-	done < <(cat "$out"/*-packages 2>/dev/null | grep -v '^$' || true)
+	done < <(find "$out" -maxdepth 1 -name '*-packages' ! -name testbed-packages -exec cat {} + | grep -v '^$' || true)
 	mapfile -t over < <(printf '%s\n' "${over[@]}" | sort)
 	if [ "$rc" = none ] || [ ! -s "$out/summary" ]; then
 		why="autopkgtest exit $rc, no summary: $(grep -m1 -E 'ERROR|error' "$out/autopkgtest.log" 2>/dev/null || true)"
