@@ -155,11 +155,13 @@ autopkgtest_cached() {
 # autopkgtest_verdict OUT DEB...: from a run's output (OUT, as
 # autopkgtest_cached leaves it): "works<TAB>why" when every test that ran
 # passed, at least one ran, and the testbed ran ours: each of our packages
-# that the testbed had (Debian's) was set up at our version, and each that
-# a test installed was ours; otherwise "error<TAB>why".  Then one line
+# that the testbed had (Debian's) was set up at our version, each that a
+# test installed was ours, and one of ours at least was installed
+# (Debian 13's minbase has no e2fsprogs: a test installs it); otherwise
+# "error<TAB>why".  Then one line
 # "skip<TAB>TEST<TAB>reason" per test autopkgtest skipped.
 autopkgtest_verdict() {
-	local out=$1 rc pass fail skipped over=() notours=() p v line why q="'s"
+	local out=$1 rc pass fail skipped over=() added=() notours=() p v line why q="'s"
 	shift
 	local -A ourver=()
 	for p in "$@"; do
@@ -187,9 +189,11 @@ autopkgtest_verdict() {
 	# testbed before ours came): a package of ours at another version.
 	while IFS=$'\t' read -r p v; do
 		p=${p%:*}
-		[ -n "${ourver[$p]+x}" ] && [ "$v" != "${ourver[$p]}" ] && notours+=("$p $v")
+		[ -n "${ourver[$p]+x}" ] || continue
+		if [ "$v" = "${ourver[$p]}" ]; then added+=("$p"); else notours+=("$p $v"); fi
 	done < <(find "$out" -maxdepth 1 -name '*-packages' ! -name testbed-packages -exec cat {} + | grep -v '^$' || true)
-	mapfile -t over < <(printf '%s\n' "${over[@]}" | sort)
+	mapfile -t over < <(printf '%s\n' "${over[@]}" | sed '/^$/d' | sort)
+	mapfile -t added < <(printf '%s\n' "${added[@]}" | sed '/^$/d' | sort -u)
 	if [ "$rc" = none ] || [ ! -s "$out/summary" ]; then
 		why="autopkgtest exit $rc, no summary: $(grep -m1 -E 'ERROR|error' "$out/autopkgtest.log" 2>/dev/null || true)"
 		printf 'error\t%s\n' "$why"
@@ -197,11 +201,11 @@ autopkgtest_verdict() {
 		printf 'error\tautopkgtest %s (exit %s): failed: %s\n' "$AUTOPKGTEST_VERSION" "$rc" "$fail"
 	elif [ -z "$pass" ]; then
 		printf 'error\tautopkgtest %s (exit %s): no test passed\n' "$AUTOPKGTEST_VERSION" "$rc"
-	elif [ $# -gt 0 ] && { [ ${#notours[@]} -gt 0 ] || [ ${#over[@]} -eq 0 ]; }; then
-		printf 'error\tthe tests did not run on ours: %s\n' "${notours[*]:-none of ours replaced Debian$q}"
+	elif [ $# -gt 0 ] && { [ ${#notours[@]} -gt 0 ] || [ $((${#over[@]} + ${#added[@]})) -eq 0 ]; }; then
+		printf 'error\tthe tests did not run on ours: %s\n' "${notours[*]:-no package of ours was installed}"
 	else
-		printf 'works\tautopkgtest %s (exit %s): passed: %s%s\n' "$AUTOPKGTEST_VERSION" "$rc" "$pass" \
-			"${over[0]:+; ours over Debian$q: ${over[*]}}"
+		printf 'works\tautopkgtest %s (exit %s): passed: %s%s%s\n' "$AUTOPKGTEST_VERSION" "$rc" "$pass" \
+			"${over[0]:+; ours over Debian$q: ${over[*]}}" "${added[0]:+; ours installed for the tests: ${added[*]}}"
 	fi
 	while read -r line; do
 		[ -n "$line" ] || continue
