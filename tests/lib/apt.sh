@@ -406,6 +406,8 @@ upgrade_from_previous() {
 	if [ "$now" = "$want" ] && [ -n "$commit" ] && [ -n "$prev" ] && [ "$prev" != "$(grep -m1 '^mount=' <<<"$want")" ]; then
 		printf 'packages-apt-upgrade-from-previous\tworks\tapt upgrade moved %s packages from our previous release (%s) to this build (%s, built from mountsafe commit %s) (packages-apt-upgrade-from-previous.log)\n' \
 			"${#ours[@]}" "$prev" "$(grep -m1 '^mount=' <<<"$now")" "$commit"
+	elif [ "$prev" = "$(grep -m1 '^mount=' <<<"$want")" ]; then
+		printf 'packages-apt-upgrade-from-previous\terror\tour previous release and this build share the version %s: apt upgrade has nothing to take (packages-apt-upgrade-from-previous.log)\n' "$prev"
 	else
 		printf 'packages-apt-upgrade-from-previous\terror\tfrom %s: installed %s; wanted %s; commit "%s" (packages-apt-upgrade-from-previous.log)\n' \
 			"${prev:-nothing}" "$(comm -23 <(echo "$now") <(echo "$want") | paste -sd' ')" \
