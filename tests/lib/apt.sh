@@ -64,7 +64,7 @@ installed() {
 # ours_in ROOT: "PKG=VERSION" of every package of ours installed in ROOT.
 ours_in() {
 	# shellcheck disable=SC2016
-	in_root "$1" dpkg-query -W -f='${Package}=${Version}\n' | grep '+mountsafe[0-9]*$' | sort
+	in_root "$1" dpkg-query -W -f='${Package}=${Version}\n' | { grep '+mountsafe[0-9]*$' || true; } | sort
 }
 
 # repo_refused ROOT HOW: in ROOT (repo_install done), break the served copy
