@@ -87,9 +87,10 @@ user_files() {
 		EOF
 	done
 	pkgs=$(sed -n 's/^Package: //p' "$REPO"/dists/*/main/binary-amd64/Packages | sort -u | paste -sd' ')
-	# Our origin may provide only our own packages, at the default
-	# priority: apt takes ours because its version sorts above the
-	# installed one, and Debian's next update above ours when it comes.
+	# Our origin may provide only our own packages, at a priority above
+	# Debian's 500 and below 1000: a newer Debian build (a point release)
+	# does not replace ours, our next build (higher version) is taken, and
+	# apt never downgrades to ours (docs/packages.md).
 	cat >"$REPO/mountsafe.pref" <<-EOF
 		# /etc/apt/preferences.d/mountsafe.pref
 		Package: *
@@ -98,7 +99,7 @@ user_files() {
 
 		Package: $pkgs
 		Pin: release o=$ORIGIN
-		Pin-Priority: 500
+		Pin-Priority: 990
 	EOF
 }
 

@@ -149,6 +149,10 @@ kernel_modules() {
 # One list, so one debootstrap serves both.
 # shellcheck disable=SC2034 # used by the stages
 GUEST_PKGS=systemd-sysv,udev,kmod,e2fsprogs,util-linux,mount,fdisk,procps,bash,bc,bzip2,diffutils,dosfstools,file,findutils,gawk,grep,gzip,sed,socat,squashfs-tools,tar,xz-utils
+# The images booting with initramfs-tools (system stage), and the Debian 13
+# root of the packages stage's apt checks.
+# shellcheck disable=SC2034
+GUEST_IT_PKGS=$GUEST_PKGS,initramfs-tools,busybox,zstd,cloud-guest-utils
 
 # rootfs_tarball SUITE PACKAGES: a cached tarball of a debootstrap'd Debian
 # root (minbase + PACKAGES, comma-separated), from the archive the machine's
