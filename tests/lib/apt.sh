@@ -107,9 +107,9 @@ repo_refused() {
 # (repo_refused).  Prints the result rows
 #   SCENARIO <TAB> OUTCOME <TAB> DETAIL
 packages_hold_and_go_back() {
-	local gb=$APT_WORK/root-go-back log=$APT_LOGS/system-apt-go-back.log pkgs back now bad='' rc=0
+	local gb=$APT_WORK/root-go-back log=$APT_LOGS/system-apt-go-back.log pkgs back now bad='' rc=0 left
 	local how res why w=$APT_WORK
-	rm -rf "$gb" && cp -a "$1" "$gb"
+	rm -rf "$gb" && cp -a "$1" "$gb" && rm -f "$w/left"
 	# shellcheck disable=SC2016
 	pkgs=$(in_root "$gb" dpkg-query -W -f='${Package} ${Version}\n' | awk '/mountsafe/ {print $1}' | sort)
 	if [ -n "$pkgs" ]; then
@@ -149,6 +149,10 @@ packages_hold_and_go_back() {
 		# shellcheck disable=SC2086
 		in_root "$gb" apt-get install -y -q --allow-downgrades --no-install-recommends $back || rc=1
 		in_root "$gb" dpkg --audit || rc=1
+		# Nothing of our unit left: no enable link, no deb-systemd-helper state.
+		left=$(cd "$gb" && find etc/systemd var/lib/systemd -name '*e2fsck_record*' 2>/dev/null || true)
+		echo "# left of e2fsck_record.service: ${left:-nothing}"
+		[ -z "$left" ] || echo "$left" >"$w/left"
 		# Our repository still configured, apt upgrade would bring ours
 		# back (they sort above Debian's): the stanza and pin go too.
 		echo "# apt upgrade with our repository still configured (not done):"
@@ -164,6 +168,7 @@ packages_hold_and_go_back() {
 	now=$(for p in $pkgs; do installed "$gb" "$p"; done)
 	[ "$now" = "$back" ] || bad="installed now: ${now//$'\n'/ }"
 	[ -z "$(in_root "$gb" apt-mark showhold)" ] || bad="$bad; still held: $(in_root "$gb" apt-mark showhold | paste -sd' ')"
+	[ ! -s "$w/left" ] || bad="$bad; left behind: $(paste -sd' ' "$w/left")"
 	rm -rf "$gb"
 	if [ "$rc" = 0 ] && [ -z "$bad" ]; then
 		printf 'system-apt-go-back\tworks\tapt-mark hold: apt refused to replace the %s held packages; unhold + apt install --allow-downgrades restored %s\n' \
