@@ -34,7 +34,8 @@
 # files, remember checksums), dev_written VAR DEV (VAR = sectors written
 # to DEV so far: two equal readings around a command prove it wrote
 # nothing), log, tool NAME ARGS (a tool of the tool set under test whose
-# name is not a shell word, e.g. fsck.ext4), is_refusal FILE.  Every tool
+# name is not a shell word, e.g. fsck.ext4), is_refusal FILE,
+# has_tune_ioctl (the kernel has the ext4 tune ioctl).  Every tool
 # of the tool set under test (mount, losetup, resize2fs, tune2fs, ...) is a
 # shell function calling that tool set's binary; the harness's own tools
 # (matrix.conf's harness tool set, /ts/harness) are $HB/<name>.
@@ -54,7 +55,7 @@ MNT2=/mnt/b
 SC_DIR=/harness/scenarios
 W=/tmp/w
 HB=/hb	# harness tools (/ts/harness), see make_hb
-HARNESS_FUNCS="log refused fail skip_scenario try expect_rc mkfs register_fs fill dev_written loops_used tool is_refusal run cleanup"
+HARNESS_FUNCS="log has_tune_ioctl refused fail skip_scenario try expect_rc mkfs register_fs fill dev_written loops_used tool is_refusal run cleanup"
 
 mount_sys() {
 	mount -t sysfs sys /sys
@@ -120,6 +121,12 @@ tool() {
 
 # ---- helpers for scenarios ----
 log() { echo "# $*"; }
+# Whether the running kernel has EXT4_IOC_SET_TUNE_SB_PARAM (Linux 6.18):
+# the one place the scenarios' code reads it from the release.
+has_tune_ioctl() {
+	case $(uname -r) in [0-5].* | 6.[0-9].* | 6.1[0-7].*) return 1 ;; esac
+	return 0
+}
 refused() { echo "OUTCOME refused: $*"; exit 10; }
 fail() { echo "OUTCOME error: $*"; exit 2; }
 skip_scenario() { echo "OUTCOME skip: $*"; exit 11; }
