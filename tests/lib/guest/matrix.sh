@@ -46,7 +46,7 @@
 # in the kernel log.  A check that does not apply says "skip".
 
 export PATH=/bin
-# (bash and LVM come from the host: guest_tools_payload, tests/lib/vm.sh)
+# (bash, LVM and setpriv come from the host: guest_tools_payload, tests/lib/vm.sh)
 export LVM_SUPPRESS_FD_WARNINGS=1
 D1=/dev/vda
 D2=/dev/vdb
