@@ -35,7 +35,8 @@
 # reads: compared with tests/golden/<id>.out), dev_written VAR DEV (VAR = sectors written
 # to DEV so far: two equal readings around a command prove it wrote
 # nothing), log, tool NAME ARGS (a tool of the tool set under test whose
-# name is not a shell word, e.g. fsck.ext4), is_refusal FILE.  Every tool
+# name is not a shell word, e.g. fsck.ext4), is_refusal FILE,
+# has_tune_ioctl (the kernel has the ext4 tune ioctl).  Every tool
 # of the tool set under test (mount, losetup, resize2fs, tune2fs, ...) is a
 # shell function calling that tool set's binary; the harness's own tools
 # (matrix.conf's harness tool set, /ts/harness) are $HB/<name>.
@@ -46,7 +47,7 @@
 # in the kernel log.  A check that does not apply says "skip".
 
 export PATH=/bin
-# (bash and LVM come from the host: guest_tools_payload, tests/lib/vm.sh)
+# (bash, LVM and setpriv come from the host: guest_tools_payload, tests/lib/vm.sh)
 export LVM_SUPPRESS_FD_WARNINGS=1
 D1=/dev/vda
 D2=/dev/vdb
@@ -55,7 +56,7 @@ MNT2=/mnt/b
 SC_DIR=/harness/scenarios
 W=/tmp/w
 HB=/hb	# harness tools (/ts/harness), see make_hb
-HARNESS_FUNCS="golden log refused fail skip_scenario try expect_rc mkfs register_fs fill dev_written loops_used tool is_refusal run cleanup"
+HARNESS_FUNCS="golden log has_tune_ioctl refused fail skip_scenario try expect_rc mkfs register_fs fill dev_written loops_used tool is_refusal run cleanup"
 
 mount_sys() {
 	mount -t sysfs sys /sys
@@ -125,6 +126,12 @@ log() { echo "# $*"; }
 # an explanation): compared on the host with tests/golden/<scenario>.out
 # (tests/lib/golden.sh).
 golden() { sed 's/^/OUT /' "$@"; }
+# Whether the running kernel has EXT4_IOC_SET_TUNE_SB_PARAM (Linux 6.18):
+# the one place the scenarios' code reads it from the release.
+has_tune_ioctl() {
+	case $(uname -r) in [0-5].* | 6.[0-9].* | 6.1[0-7].*) return 1 ;; esac
+	return 0
+}
 refused() { echo "OUTCOME refused: $*"; exit 10; }
 fail() { echo "OUTCOME error: $*"; exit 2; }
 skip_scenario() { echo "OUTCOME skip: $*"; exit 11; }

@@ -242,16 +242,17 @@ host_libs() {
 }
 
 # GUEST_HOST_PKGS: the host packages whose programs guest_tools_payload
-# puts into the scenario guests (the audit's e2scrub needs bash and LVM).
+# puts into the scenario guests (the audit's e2scrub needs bash and LVM;
+# setpriv runs a tool without a capability).
 # shellcheck disable=SC2034 # used by tests/run
-GUEST_HOST_PKGS="bash lvm2"
-# guest_tools_payload DIR: bash and LVM (lvm with its command names, a
-# configuration for a guest without udev) in DIR/bin, DIR/etc/lvm, and
-# their libraries.
+GUEST_HOST_PKGS="bash lvm2 util-linux"
+# guest_tools_payload DIR: bash, LVM (lvm with its command names, a
+# configuration for a guest without udev) and the host's setpriv in
+# DIR/bin, DIR/etc/lvm, and their libraries.
 guest_tools_payload() {
 	local p=$1 c
 	mkdir -p "$p/bin" "$p/etc/lvm"
-	cp -L /bin/bash /sbin/lvm "$p/bin/"
+	cp -L /bin/bash /sbin/lvm /usr/bin/setpriv "$p/bin/"
 	for c in pvcreate pvremove vgcreate vgremove lvcreate lvremove lvs lvchange vgchange; do
 		ln -sfn lvm "$p/bin/$c"
 	done
@@ -270,5 +271,5 @@ guest_tools_payload() {
 			use_lvmpolld = 0
 		}
 	EOF
-	host_libs "$p" "$p/bin/bash" "$p/bin/lvm"
+	host_libs "$p" "$p/bin/bash" "$p/bin/lvm" "$p/bin/setpriv"
 }
