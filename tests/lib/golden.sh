@@ -16,13 +16,14 @@
 # files from a run's logs.
 
 # golden_filter: what differs between two runs of the same cell made
-# constant: loop device numbers, process ids, dates, the tools' version
+# constant: loop device numbers, process ids, dates, UUIDs, the tools' version
 # banners; and the tool set's directory left out of a program's name (a
 # user's shell finds it in /usr/sbin).
 golden_filter() {
 	sed -E -e 's#/dev/loop[0-9]+#/dev/loopN#g' \
 		-e 's#/ts/[^/ ]+/(usr/)?s?bin/##g' \
 		-e 's/[A-Z][a-z]{2} [A-Z][a-z]{2} [ 0-9][0-9] [0-9]{2}:[0-9]{2}:[0-9]{2} [0-9]{4}/DATE/g' \
+		-e 's/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/UUID/g' \
 		-e 's/(pid|process|PID) [0-9]+/\1 N/g' \
 		-e 's/ [0-9]+\.[0-9]+(\.[0-9]+)* \([0-9]+-[A-Za-z]+-[0-9]+\)/ VERSION/g' \
 		-e 's/util-linux [0-9]+\.[0-9][0-9.]*/util-linux VERSION/g'
