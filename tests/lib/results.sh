@@ -72,6 +72,53 @@ result_row() {
 	esac
 }
 
+# job_rows TSV STAGE KERNEL SWITCH TOOLSET EXPECT WHY LOGDIR SCENARIO... < ROWS
+# The rows of one job (a boot, a pair of boots, a check on the host): for
+# each SCENARIO its line of ROWS (SCENARIO <TAB> OUTCOME <TAB> SECONDS <TAB>
+# NOTE; the first one counts) or, without one, the outcome "error" with the
+# note "no result: WHY"; the expected outcome from the file EXPECT
+# (expect_lookup lines); the note also into LOGDIR/SCENARIO.log (LOGDIR
+# "-": none).
+job_rows() {
+	local tsv=$1 st=$2 kr=$3 sw=$4 ts=$5 expect=$6 why=$7 logdir=$8 l sc outcome secs note
+	shift 8
+	local -A got=()
+	while IFS= read -r l; do
+		sc=${l%%$'\t'*}
+		[ -n "${got[$sc]+set}" ] || got[$sc]=${l#*$'\t'}
+	done
+	for sc; do
+		if [ -n "${got[$sc]+set}" ]; then
+			IFS=$'\t' read -r outcome secs note <<<"${got[$sc]}"
+		else
+			outcome=error secs=0 note="no result: $why"
+		fi
+		[ "$logdir" = - ] || printf '%s\n' "$note" >"$logdir/$sc.log"
+		result_row "$tsv" "$st" "$kr" "$sw" "$ts" "$sc" \
+			"$(expect_lookup "$ts" "$sw" "$kr" "$sc" <"$expect")" "$outcome" "$secs" "$note"
+	done
+}
+
+# no_result_reason BASE LOG [DONE-LOG]: why a boot whose serial console is
+# LOG did not report everything it was to report: no log, a guest that
+# died before /init (vm_boot boots it twice), one that stopped before its
+# @@DONE line (in DONE-LOG, default LOG; the reason when vm_stop_reason in
+# tests/lib/vm.sh knows it), or one that finished without reporting it.
+# Paths are named relative to BASE.
+no_result_reason() {
+	local rel=${2#"$1"/} r
+	if [ ! -f "$2" ]; then
+		echo "no serial log $rel: the boot left no results"
+	elif ! grep -q '^@@BOOT' "$2"; then
+		echo "the guest died before /init (twice; see $rel)"
+	elif ! grep -q '^@@DONE' "${3:-$2}" 2>/dev/null; then
+		r=$(vm_stop_reason "$2")
+		echo "the guest stopped before reporting it${r:+: $r} (see $rel)"
+	else
+		echo "the guest did not report it (see $rel)"
+	fi
+}
+
 # split_scenario_logs SERIAL-LOG DIR: each scenario's output (between its
 # @@BEGIN and @@R lines) into DIR/<toolset>/<scenario>.log.
 split_scenario_logs() {
