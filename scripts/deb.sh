@@ -302,7 +302,7 @@ build_source() {
 		awk '/^#DEBHELPER#/ {
 			print "# mountsafe: a build without e2fsck_record.service replaces this one"
 			print "# (Debian'"'"'s own): the unit'"'"'s enable link and state go with it."
-			print "if [ \"$1\" = upgrade ] && [ -x /usr/bin/deb-systemd-helper ]; then"
+			print "if [ \"$1\" = upgrade ] && command -v deb-systemd-helper >/dev/null 2>&1; then"
 			print "\tcase $2 in"
 			print "\t*+mountsafe*) ;;"
 			print "\t*) deb-systemd-helper purge e2fsck_record.service >/dev/null || true ;;"
