@@ -496,6 +496,8 @@ main() {
 	for ts in $toolsets; do toolset_funcs "$ts" >/harness/funcs-$ts; done
 	scenario_meta
 	scenarios=$(arg scenarios | tr ',' ' ')
+	# (@NAME: the list the host put in /harness/list-NAME.)
+	case $scenarios in @*) scenarios=$(cat "/harness/list-${scenarios#@}") ;; esac
 	[ -n "$scenarios" ] || scenarios=$(ls $SC_DIR)
 	echo "# runner ready at $(cut -d' ' -f1 /proc/uptime)s of uptime"
 	shard=$(arg shard)
