@@ -16,7 +16,8 @@
 # files from a run's logs.
 
 # golden_filter: what differs between two runs of the same cell made
-# constant: loop device numbers, process ids, dates, UUIDs, the tools' version
+# constant: loop device numbers, process ids, dates, UUIDs, disk identifiers,
+# e2fsck's summary counts (the test files are random), the tools' version
 # banners; and the tool set's directory left out of a program's name (a
 # user's shell finds it in /usr/sbin).
 golden_filter() {
@@ -24,6 +25,9 @@ golden_filter() {
 		-e 's#/ts/[^/ ]+/(usr/)?s?bin/##g' \
 		-e 's/[A-Z][a-z]{2} [A-Z][a-z]{2} [ 0-9][0-9] [0-9]{2}:[0-9]{2}:[0-9]{2} [0-9]{4}/DATE/g' \
 		-e 's/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/UUID/g' \
+		-e 's/Disk identifier: 0x[0-9a-f]+/Disk identifier: ID/' \
+		-e 's#[0-9]+/[0-9]+ files \([0-9.]+% non-contiguous\), [0-9]+/[0-9]+ blocks#N/N files (N% non-contiguous), N/N blocks#' \
+		-e 's#clean, [0-9]+/[0-9]+ files, [0-9]+/[0-9]+ blocks#clean, N/N files, N/N blocks#' \
 		-e 's/(pid|process|PID) [0-9]+/\1 N/g' \
 		-e 's/ [0-9]+\.[0-9]+(\.[0-9]+)* \([0-9]+-[A-Za-z]+-[0-9]+\)/ VERSION/g' \
 		-e 's/util-linux [0-9]+\.[0-9][0-9.]*/util-linux VERSION/g'
