@@ -177,6 +177,8 @@ rel_base() {
 	[ -n "${MATRIX_REL_BASE[$1]:-}" ] || die "unknown release $1 (${MATRIX_RELEASES//,/ or })"
 	echo "${MATRIX_REL_BASE[$1]}"
 }
+# rel_number RELEASE: 12 for bookworm, 13 for trixie (its baseline's digits).
+rel_number() { rel_base "$1" | tr -dc 0-9; }
 
 MS_APT=$MS_CACHE/apt
 # Private apt configuration: every suite the matrix names (matrix_suites:

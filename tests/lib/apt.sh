@@ -179,8 +179,6 @@ packages_hold_and_go_back() {
 }
 
 # ---- versions of later builds (Debian's and ours) ----
-# rel_number SUITE: 12 for bookworm, 13 for trixie (its baseline's digits).
-rel_number() { rel_base "$1" | tr -dc 0-9; }
 
 # debian_next OURS SUITE: Debian's next stable update of the version
 # OURS was built on (scripts/deb.sh's local_version undone: VER+mountsafeN

@@ -48,12 +48,6 @@ toolset_of() {
 	esac
 }
 
-# unmount_under DIR: unmount whatever an earlier, interrupted run left
-# mounted below DIR.
-unmount_under() {
-	findmnt -rn -o TARGET | awk -v d="$1/" 'index($0, d) == 1' | sort -r | xargs -r umount
-}
-
 # install_harness ROOT NAME: what every image gets besides its fstab: the
 # report and watchdog units (tests/system/guest), the tool set's name, no
 # login prompts, a fixed host name and machine id, the loop image.

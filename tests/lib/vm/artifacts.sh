@@ -154,6 +154,12 @@ GUEST_PKGS=systemd-sysv,udev,kmod,e2fsprogs,util-linux,mount,fdisk,procps,bash,b
 # shellcheck disable=SC2034
 GUEST_IT_PKGS=$GUEST_PKGS,initramfs-tools,busybox,zstd,cloud-guest-utils
 
+# unmount_under DIR: unmount whatever is mounted below DIR (a root tree's
+# chroot mounts, or what an earlier, interrupted run left there).
+unmount_under() {
+	findmnt -rn -o TARGET | awk -v d="$1/" 'index($0, d) == 1' | sort -r | xargs -r umount
+}
+
 # rootfs_tarball SUITE PACKAGES: a cached tarball of a debootstrap'd Debian
 # root (minbase + PACKAGES, comma-separated), from the archive the machine's
 # apt sources name.  Every stage that needs a Debian guest starts from one.
