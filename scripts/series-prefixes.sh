@@ -3,7 +3,7 @@
 # Build every prefix of a patch series, to see that each patch builds (and
 # passes the test suite) on its own: bisectable.
 #
-#   scripts/series-prefixes.sh [--no-check] [--util-linux] [BASELINE...]
+#   scripts/series-prefixes.sh [--no-check] [--util-linux | --only-util-linux] [BASELINE...]
 #
 # For each baseline (deb12 deb13 upstream, or those named), one after the
 # other: the e2fsprogs series of the working tree e2fsprogs/<baseline> (tag
@@ -13,7 +13,8 @@
 # "make check" unless --no-check.  --util-linux does the same for the
 # util-linux series after e2fsprogs' (its checks run as user nobody when
 # the script runs as root, so that no test sets up loop devices or mounts
-# on this host; the root-only tests then say SKIPPED).
+# on this host; the root-only tests then say SKIPPED); --only-util-linux
+# the util-linux series alone.
 #
 # The commits are checked out in a scratch git worktree of the working tree
 # under $TMPDIR (removed at the end): the working tree itself, its branch and
@@ -47,6 +48,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--no-check) CHECK=0 ;;
 	--util-linux) COMPS=(e2fsprogs util-linux) ;;
+	--only-util-linux) COMPS=(util-linux) ;;
 	-h | --help) usage; exit 0 ;;
 	deb12 | deb13 | upstream) BASES+=("$1") ;;
 	*) usage >&2; exit 2 ;;
