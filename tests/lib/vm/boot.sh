@@ -81,8 +81,9 @@ vm_accel() {
 			k=${MS_KERNELS:-$MATRIX_KERNELS}
 			k=${k%%,*}
 			vm_kernels "$k"
-			probe=$VM_DIR/kvm-probe
-			mkdir -p "$probe"
+			# (A directory of its own: runs of one checkout may start at once.)
+			mkdir -p "$VM_DIR"
+			probe=$(mktemp -d "$VM_DIR/kvm-probe.XXXXXX")
 			initramfs_make "$probe/initramfs.cpio" "$k"
 			log=$probe/serial.log
 			# The probe boots like every other guest (vm_boot), with KVM,
