@@ -460,9 +460,11 @@ run_one() {
 	11) outcome=skip ;;
 	*) outcome=error ;;
 	esac
-	# The scenario's output, indented; its last OUTCOME's reason is the note.
-	awk -v nf=$W/note '{ print "  | " $0 }
+	# The scenario's output, indented; its last OUTCOME's reason (or the
+	# watchdog's kill) is the note.
+	awk -v nf=$W/note -v to="${SCENARIO_TIMEOUT:-300}" '{ print "  | " $0 }
 		sub(/^OUTCOME [a-z]*: /, "") { n = $0 }
+		/^# TIMEOUT$/ { n = "killed after " to " s (SCENARIO_TIMEOUT)" }
 		END { print n >nf }' $W/run.log
 	IFS= read -r note <$W/note
 	check_mounts >$W/chk; checks="mounts=$R"
