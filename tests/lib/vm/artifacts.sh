@@ -221,19 +221,19 @@ rootfs_make() {
 	local tar=$1 suite=$2 pkgs=$3 debs t0
 	debs=$(cache_get rootfs debs mkdir)
 	need_pkgs debootstrap
-	t0=$(date +%s)
-	say "debootstrap $suite (minbase + $pkgs)"
 	(
 		flock 8
+		t0=$(date +%s)
+		say "debootstrap $suite (minbase + $pkgs)"
 		debootstrap --variant=minbase --include="$pkgs" --cache-dir="$debs" \
 			--keyring=/usr/share/keyrings/debian-archive-keyring.gpg \
 			"$suite" "$tar.d" "$(archive_uri)" >"$tar.log" 2>&1 ||
 			{ tail -n 20 "$tar.log" >&2; die "debootstrap failed (log: $tar.log)"; }
+		rm -rf "$tar.d"/var/cache/apt/archives/*.deb
+		tar -C "$tar.d" -cf "$tar" .
+		rm -rf "$tar.d"
+		say "debootstrap $suite: $(($(date +%s) - t0))s"
 	) 8>>"$debs.lock"
-	rm -rf "$tar.d"/var/cache/apt/archives/*.deb
-	tar -C "$tar.d" -cf "$tar" .
-	rm -rf "$tar.d"
-	say "debootstrap $suite: $(($(date +%s) - t0))s"
 }
 
 # initramfs_make OUT KERNELS [DIR...]: a newc cpio with busybox, the guest
