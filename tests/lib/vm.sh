@@ -1,11 +1,14 @@
 # shellcheck shell=bash
 # The one host-side VM layer of the mountsafe tests, sourced by every stage
 # (after scripts/common.sh); its parts are in tests/lib/vm/:
-#   artifacts.sh  kernels, modules, root trees, initramfs, payloads
+#   artifacts.sh  cache_get, kernels, modules, root trees, initramfs, payloads
 #   boot.sh       emulator, accelerator, vm_boot and its watchdog
 #   sched.sh      vm_parallel and the shared VM slots
 #   report.sh     vm_stop_reason, guest_rows
 #
+#   cache        cache_get KIND KEY PRODUCER: each cached artifact below is
+#                an entry $MS_CACHE/KIND/KEY, made once under a lock; one
+#                unused for CACHE_UNUSED_HOURS goes when its kind gets a new one
 #   kernels      vm_kernels [k6,k7] -> KDIR[k] KREL[k]: Debian cloud kernels,
 #                newest of their series, resolved at run time (what k6 and
 #                k7 are: matrix.conf)

@@ -5,6 +5,66 @@
 
 declare -A KDIR KREL
 
+# ---- the cache of every artifact: cache_get ----
+# The one eviction rule (docs/architecture.md): entries of a kind not used
+# for this many hours are deleted when a new entry of that kind is made.
+# Not days: a busy day makes gigabytes of matrix initramfs images
+# (docs/performance.md, "Caches").
+CACHE_UNUSED_HOURS=10
+
+# cache_get KIND KEY PRODUCER [ARG...]: print $MS_CACHE/KIND/KEY, an entry
+# (a file or a directory) that is complete.  When it is missing,
+# "PRODUCER TMP ARG..." makes it at TMP beside it (scratch in TMP.d, a log
+# in TMP.log, kept as KEY.log), under the lock KEY.lock: runs that start at
+# once take turns and the one that waited finds it made.  TMP is renamed
+# into place, so an interrupted producer never leaves a half-made entry.
+# Every call touches the entry and its log (the eviction rule reads them).
+cache_get() {
+	local kind=$1 key=$2 producer=$3 entry=$MS_CACHE/$1/$2
+	shift 3
+	if [ ! -e "$entry" ]; then
+		mkdir -p "$MS_CACHE/$kind"
+		# (Not under || or if: those would turn set -e off in the producer.)
+		(
+			set -e
+			flock 9
+			[ ! -e "$entry" ] || exit 0
+			tmp=$entry.tmp.$BASHPID
+			trap 'rm -rf --one-file-system "$tmp" "$tmp.d"' EXIT
+			"$producer" "$tmp" "$@" >&2
+			[ -e "$tmp" ] || die "$producer made no $kind/$key"
+			# (Fails only when another producer won: an eviction had
+			# deleted the lock it waited on.)
+			mv -T "$tmp" "$entry" 2>/dev/null || [ -e "$entry" ]
+			[ ! -e "$tmp.log" ] || mv -f "$tmp.log" "$entry.log"
+			cache_evict "$kind"
+		) 9>>"$entry.lock"
+		[ -e "$entry" ] || exit 1
+	fi
+	touch -c "$entry" "$entry.log"
+	printf '%s\n' "$entry"
+}
+
+# cache_evict KIND: delete the entries of KIND, their logs, leftovers and
+# locks, not used for CACHE_UNUSED_HOURS.  Each is renamed away first, so
+# that no run finds one half deleted.
+cache_evict() {
+	local dir=$MS_CACHE/$1 x t
+	while IFS= read -r -d '' x; do
+		case ${x##*/} in
+		.evicted.*) t=$x ;; # (what an earlier eviction could not delete)
+		*)
+			t=$dir/.evicted.$BASHPID.${x##*/}
+			mv -T "$x" "$t" 2>/dev/null || continue
+			;;
+		esac
+		# (--one-file-system: an interrupted debootstrap may have left mounts.)
+		rm -rf --one-file-system "$t" 2>/dev/null || true
+		rm -f "$x.lock"
+	done < <(find "$dir" -mindepth 1 -maxdepth 1 ! -name '*.lock' \
+		-mmin +$((CACHE_UNUSED_HOURS * 60)) -print0 2>/dev/null)
+}
+
 # newest_bin PKG VERSION-GLOB SUITE...: newest binary version of PKG.
 newest_bin() {
 	local pkg=$1 glob=$2 best='' v
@@ -41,12 +101,10 @@ kernel_unpack() {
 GUEST_KMODS="virtio_blk loop xts cts dm_mod dm_bufio dm_snapshot"
 
 # kernel_fetch NAME: the unpacked kernel directory of a kernel of
-# matrix.conf (vmlinuz, GUEST_KMODS as NAME.ko, config, RELEASE, VERSION),
-# cached.  Runs that start at once on a new machine take turns (a lock
-# file; the one that waited finds it made), as for the module trees and the
-# Debian roots.
+# matrix.conf (vmlinuz, GUEST_KMODS as NAME.ko, config, RELEASE, VERSION):
+# $MS_CACHE/kernels/<image package>-<version>.
 kernel_fetch() {
-	local name=$1 glob suites meta img dir p ko vmlinuz rel
+	local name=$1 glob suites meta img dir p
 	[ -n "${MATRIX_KERNEL_SPEC[$name]:-}" ] || die "unknown kernel $name (known: ${MATRIX_KERNELS//,/ })"
 	read -r glob suites <<<"${MATRIX_KERNEL_SPEC[$name]}"
 	# shellcheck disable=SC2086
@@ -55,55 +113,43 @@ kernel_fetch() {
 	img=$(papt_cache show "linux-image-cloud-amd64=$meta" | sed -n 's/^Depends: //p' | head -n1 |
 		tr ',' '\n' | grep -o 'linux-image-[0-9][^ ]*-cloud-amd64' | head -n1)
 	[ -n "$img" ] || die "cannot resolve the kernel behind linux-image-cloud-amd64 $meta"
-	dir=$MS_CACHE/kernels/$img-$meta
-	if ! kernel_complete "$dir"; then
-		mkdir -p "$MS_CACHE/kernels"
-		(
-			flock 9
-			! kernel_complete "$dir" || exit 0
-			say "fetching kernel $img $meta"
-			rm -rf "$dir.tmp" && mkdir -p "$dir.tmp"
-			kernel_unpack "$img" "$meta" "$dir.tmp/root"
-			# 6.x: /boot/vmlinuz-REL; 7.x: /usr/lib/modules/REL/vmlinuz.
-			vmlinuz=$(find "$dir.tmp/root" \( -name 'vmlinuz-*' -o -name vmlinuz \) -type f | head -n1 || true)
-			[ -n "$vmlinuz" ] || die "no vmlinuz in $img"
-			cp "$vmlinuz" "$dir.tmp/vmlinuz"
-			rel=$(find "$dir.tmp/root" -path '*/modules/*/modules.order' | head -n1 || true)
-			rel=${rel%/modules.order}
-			for p in $GUEST_KMODS; do
-				# (The file may spell the name with '-': dm-mod.ko.)
-				ko=$(find "$dir.tmp/root/lib/modules" "$dir.tmp/root/usr/lib/modules" \
-					\( -name "$p.ko*" -o -name "${p//_/-}.ko*" \) 2>/dev/null | head -n1 || true)
-				case $ko in
-				*.xz) xz -dc "$ko" >"$dir.tmp/$p.ko" ;;
-				*.zst) zstd -qdc "$ko" >"$dir.tmp/$p.ko" ;;
-				"") : >"$dir.tmp/$p.ko" ;; # built in
-				*) cp "$ko" "$dir.tmp/$p.ko" ;;
-				esac
-			done
-			cp "$(find "$dir.tmp/root" \( -name 'config-*' -o -name config \) -type f | head -n1)" \
-				"$dir.tmp/config" 2>/dev/null || true
-			echo "${rel##*/}" >"$dir.tmp/RELEASE"
-			echo "$img $meta" >"$dir.tmp/VERSION"
-			rm -rf "$dir.tmp/root"
-			if [ -f "$dir/VERSION" ]; then
-				# Cached from before a module was added: add it, leave the rest
-				# (a running VM may be using this kernel).
-				for p in $GUEST_KMODS; do [ -e "$dir/$p.ko" ] || mv "$dir.tmp/$p.ko" "$dir/"; done
-				rm -rf "$dir.tmp"
-			else
-				mv "$dir.tmp" "$dir"
-			fi
-		) 9>"$MS_CACHE/kernels/lock" || exit 1
-	fi
+	dir=$(cache_get kernels "$img-$meta" kernel_make "$img" "$meta")
+	[ -n "$dir" ] || exit 1
+	# (The key does not name GUEST_KMODS: say what to do when it grew.)
+	for p in $GUEST_KMODS; do
+		[ -e "$dir/$p.ko" ] || die "$dir has no $p.ko (cached before GUEST_KMODS named it): remove that directory"
+	done
 	printf '%s\n' "$dir"
 }
 
-# kernel_complete DIR: DIR is an unpacked kernel with every GUEST_KMODS module.
-kernel_complete() {
-	local m
-	[ -f "$1/VERSION" ] || return 1
-	for m in $GUEST_KMODS; do [ -e "$1/$m.ko" ] || return 1; done
+# kernel_make TMP IMG META: kernel_fetch's directory, made at TMP.
+kernel_make() {
+	local tmp=$1 img=$2 meta=$3 p ko vmlinuz rel
+	say "fetching kernel $img $meta"
+	mkdir -p "$tmp"
+	kernel_unpack "$img" "$meta" "$tmp/root"
+	# 6.x: /boot/vmlinuz-REL; 7.x: /usr/lib/modules/REL/vmlinuz.
+	vmlinuz=$(find "$tmp/root" \( -name 'vmlinuz-*' -o -name vmlinuz \) -type f | head -n1 || true)
+	[ -n "$vmlinuz" ] || die "no vmlinuz in $img"
+	cp "$vmlinuz" "$tmp/vmlinuz"
+	rel=$(find "$tmp/root" -path '*/modules/*/modules.order' | head -n1 || true)
+	rel=${rel%/modules.order}
+	for p in $GUEST_KMODS; do
+		# (The file may spell the name with '-': dm-mod.ko.)
+		ko=$(find "$tmp/root/lib/modules" "$tmp/root/usr/lib/modules" \
+			\( -name "$p.ko*" -o -name "${p//_/-}.ko*" \) 2>/dev/null | head -n1 || true)
+		case $ko in
+		*.xz) xz -dc "$ko" >"$tmp/$p.ko" ;;
+		*.zst) zstd -qdc "$ko" >"$tmp/$p.ko" ;;
+		"") : >"$tmp/$p.ko" ;; # built in
+		*) cp "$ko" "$tmp/$p.ko" ;;
+		esac
+	done
+	cp "$(find "$tmp/root" \( -name 'config-*' -o -name config \) -type f | head -n1)" \
+		"$tmp/config" 2>/dev/null || true
+	echo "${rel##*/}" >"$tmp/RELEASE"
+	echo "$img $meta" >"$tmp/VERSION"
+	rm -rf "$tmp/root"
 }
 
 # vm_kernels K1,K2,...: fetch the kernels, fill KDIR and KREL.
@@ -122,26 +168,23 @@ kernel_short() { printf '%s\n' "${KREL[$1]%%+*}"; }
 # kernel_modules K: a cached directory holding the kernel's whole
 # lib/modules/<release> tree (scsi_debug, dm-*, ... for the Debian guests).
 kernel_modules() {
-	local k=$1 img meta rel out p
+	local k=$1 img meta rel out
 	read -r img meta <"${KDIR[$k]}/VERSION"
 	rel=${KREL[$k]}
-	out=$MS_CACHE/modules/$rel-$meta
-	if [ ! -f "$out/.ok" ]; then
-		mkdir -p "$MS_CACHE/modules"
-		(
-			flock 9
-			[ ! -f "$out/.ok" ] || exit 0
-			say "fetching the module tree of $img $meta"
-			rm -rf "$out" && mkdir -p "$out"
-			kernel_unpack "$img" "$meta" "$out/x"
-			p=$(find "$out/x" -type d -path "*/modules/$rel" | head -n1)
-			[ -n "$p" ] || die "no modules/$rel in $img"
-			mv "$p" "$out/$rel"
-			rm -rf "$out/x"
-			touch "$out/.ok"
-		) 9>"$MS_CACHE/modules/lock" || exit 1
-	fi
+	out=$(cache_get modules "$rel-$meta" modules_make "$img" "$meta" "$rel")
+	[ -n "$out" ] || exit 1
 	printf '%s\n' "$out/$rel"
+}
+# modules_make TMP IMG META REL: kernel_modules' entry, the tree in TMP/REL.
+modules_make() {
+	local tmp=$1 img=$2 meta=$3 rel=$4 p
+	say "fetching the module tree of $img $meta"
+	mkdir -p "$tmp"
+	kernel_unpack "$img" "$meta" "$tmp/x"
+	p=$(find "$tmp/x" -type d -path "*/modules/$rel" | head -n1 || true)
+	[ -n "$p" ] || die "no modules/$rel in $img"
+	mv "$p" "$tmp/$rel"
+	rm -rf "$tmp/x"
 }
 
 # The packages of every Debian guest beyond minbase: the system stage's
@@ -163,33 +206,34 @@ unmount_under() {
 # rootfs_tarball SUITE PACKAGES: a cached tarball of a debootstrap'd Debian
 # root (minbase + PACKAGES, comma-separated), from the archive the machine's
 # apt sources name.  Every stage that needs a Debian guest starts from one.
-# One debootstrap at a time on the machine (a lock file): runs in two clones
-# that both found a root missing debootstrapped it into the same directory
-# with the same package cache, and both failed ("Couldn't find these debs").
 rootfs_tarball() {
-	local suite=$1 pkgs=$2 dir=$MS_CACHE/rootfs key tar t0
-	key=$(printf '%s %s v2\n' "$suite" "$pkgs" | sha256sum | cut -c1-12)
-	tar=$dir/$suite-$key.tar
-	if [ ! -s "$tar" ]; then
-		mkdir -p "$dir/debs"
-		(
-			flock 9
-			[ ! -s "$tar" ] || exit 0
-			need_pkgs debootstrap
-			rm -rf "$dir/$key.tmp"
-			t0=$(date +%s)
-			say "debootstrap $suite (minbase + $pkgs)"
-			debootstrap --variant=minbase --include="$pkgs" --cache-dir="$dir/debs" \
-				--keyring=/usr/share/keyrings/debian-archive-keyring.gpg \
-				"$suite" "$dir/$key.tmp" "$(archive_uri)" >"$dir/debootstrap-$suite-$key.log" 2>&1 ||
-				{ tail -n 20 "$dir/debootstrap-$suite-$key.log" >&2; die "debootstrap failed (log: $dir/debootstrap-$suite-$key.log)"; }
-			rm -rf "$dir/$key.tmp"/var/cache/apt/archives/*.deb
-			tar -C "$dir/$key.tmp" -cf "$tar.part" . && mv "$tar.part" "$tar"
-			rm -rf "$dir/$key.tmp"
-			say "debootstrap $suite: $(($(date +%s) - t0))s"
-		) 9>"$dir/lock" || exit 1
-	fi
+	local key tar
+	key=$(printf '%s %s v2\n' "$1" "$2" | sha256sum | cut -c1-12)
+	tar=$(cache_get rootfs "$1-$key.tar" rootfs_make "$1" "$2")
+	[ -n "$tar" ] || exit 1
 	printf '%s\n' "$tar"
+}
+# rootfs_make TMP SUITE PACKAGES: rootfs_tarball's tarball, made at TMP.
+# debootstrap's package cache is an entry of its own (rootfs/debs, also
+# read by tests/lib/apt.sh), and one debootstrap at a time uses it: two
+# that shared it failed ("Couldn't find these debs").
+rootfs_make() {
+	local tar=$1 suite=$2 pkgs=$3 debs t0
+	debs=$(cache_get rootfs debs mkdir)
+	need_pkgs debootstrap
+	(
+		flock 8
+		t0=$(date +%s)
+		say "debootstrap $suite (minbase + $pkgs)"
+		debootstrap --variant=minbase --include="$pkgs" --cache-dir="$debs" \
+			--keyring=/usr/share/keyrings/debian-archive-keyring.gpg \
+			"$suite" "$tar.d" "$(archive_uri)" >"$tar.log" 2>&1 ||
+			{ tail -n 20 "$tar.log" >&2; die "debootstrap failed (log: $tar.log)"; }
+		rm -rf "$tar.d"/var/cache/apt/archives/*.deb
+		tar -C "$tar.d" -cf "$tar" .
+		rm -rf "$tar.d"
+		say "debootstrap $suite: $(($(date +%s) - t0))s"
+	) 8>>"$debs.lock"
 }
 
 # initramfs_make OUT KERNELS [DIR...]: a newc cpio with busybox, the guest

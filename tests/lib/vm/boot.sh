@@ -4,8 +4,8 @@
 
 # The emulator of every boot: Debian 13's qemu-system-x86 (the newest in
 # trixie and trixie-updates, resolved at run time), unpacked with the
-# libraries it needs into $MS_CACHE/qemu/ (mmdebstrap's extract variant:
-# nothing is installed on the host) and started through that tree's own
+# libraries it needs into $MS_CACHE/qemu/ (cache_get; mmdebstrap's extract
+# variant: nothing is installed on the host) and started through that tree's own
 # dynamic loader, so that a Debian 12 and a Debian 13 host run the same
 # QEMU, and a faster one under TCG than Debian 12's 7.2 (docs/performance.md).
 # MOUNTSAFE_QEMU=host runs the host's qemu-system-x86_64 instead.  Sets
@@ -13,7 +13,7 @@
 # with the host's QEMU) for the stages a run starts.
 VM_QEMU=()
 vm_qemu() {
-	local ver dir lib uri
+	local ver dir lib
 	[ ${#VM_QEMU[@]} -eq 0 ] || return 0
 	case ${MOUNTSAFE_QEMU:-trixie} in
 	host)
@@ -26,34 +26,31 @@ vm_qemu() {
 	*) die "MOUNTSAFE_QEMU must be trixie or host, not $MOUNTSAFE_QEMU" ;;
 	esac
 	dir=${VM_QEMU_DIR:-}
-	if [ -z "$dir" ] || [ ! -f "$dir/.ok" ]; then
+	if [ -z "$dir" ] || [ ! -d "$dir" ]; then
 		ver=$(newest_bin qemu-system-x86 '*' trixie trixie-updates)
 		[ -n "$ver" ] || die "no qemu-system-x86 in trixie"
 		# (No epoch in the path: ':' separates --library-path's entries.)
-		dir=$MS_CACHE/qemu/trixie-${ver#*:}
-		mkdir -p "$MS_CACHE/qemu"
-		(
-			flock 9
-			[ ! -f "$dir/.ok" ] || exit 0
-			need_pkgs mmdebstrap
-			uri=$(archive_uri)
-			say "unpacking qemu-system-x86 $ver from trixie into ${dir#"$MS_CACHE"/}"
-			rm -rf "$dir"
-			mmdebstrap --mode=root --variant=extract --include="qemu-system-x86=$ver" \
-				--aptopt='Acquire::Retries "3"' trixie "$dir" \
-				"deb $uri trixie main" "deb $uri trixie-updates main" >"$dir.log" 2>&1 ||
-				{ tail -n 20 "$dir.log" >&2; die "mmdebstrap (qemu-system-x86 $ver) failed (log: $dir.log)"; }
-			echo "$ver" >"$dir/.ok"
-			# Keep the newest other version only.
-			beyond_newest 1 "$MS_CACHE/qemu" -mindepth 1 -maxdepth 1 -type d -name 'trixie-*' \
-				! -path "$dir" | while read -r d; do rm -rf "$d" "$d.log"; done
-		) 9>"$MS_CACHE/qemu/lock" || exit 1
+		dir=$(cache_get qemu "trixie-${ver#*:}" qemu_unpack "$ver")
+		[ -n "$dir" ] || exit 1
 	fi
 	lib=$dir/usr/lib/x86_64-linux-gnu
 	VM_QEMU=(env "QEMU_MODULE_DIR=$lib/qemu" "$lib/ld-linux-x86-64.so.2" --library-path "$lib"
 		"$dir/usr/bin/qemu-system-x86_64" -L "$dir/usr/share/qemu" -L "$dir/usr/share/seabios")
 	"${VM_QEMU[@]}" --version >/dev/null 2>&1 || die "the QEMU in ${dir#"$MS_CACHE"/} does not run"
 	export VM_QEMU_DIR=$dir
+}
+# qemu_unpack TMP VERSION: vm_qemu's tree of qemu-system-x86 VERSION, made
+# at TMP, with the version (epoch included) in .ok for vm_qemu_version.
+qemu_unpack() {
+	local tmp=$1 ver=$2 uri
+	need_pkgs mmdebstrap
+	uri=$(archive_uri)
+	say "unpacking qemu-system-x86 $ver from trixie into qemu/trixie-${ver#*:}"
+	mmdebstrap --mode=root --variant=extract --include="qemu-system-x86=$ver" \
+		--aptopt='Acquire::Retries "3"' trixie "$tmp" \
+		"deb $uri trixie main" "deb $uri trixie-updates main" >"$tmp.log" 2>&1 ||
+		{ tail -n 20 "$tmp.log" >&2; die "mmdebstrap (qemu-system-x86 $ver) failed (log: $tmp.log)"; }
+	echo "$ver" >"$tmp/.ok"
 }
 # vm_qemu_version: the emulator, for the manifest.
 vm_qemu_version() {
