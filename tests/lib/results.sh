@@ -100,8 +100,10 @@ job_rows() {
 }
 
 # no_result_reason BASE LOG [DONE-LOG]: why a boot whose serial console is
-# LOG did not report everything it was to report: no log, a guest that
-# died before /init (vm_boot boots it twice), one that stopped before its
+# LOG did not report everything it was to report (the matrix, system and
+# util-linux suite stages): no log, a guest that died before /init (vm_boot
+# boots it twice), one that said why with an @@ERROR line (/init could not
+# mount root, the suite found no build tree), one that stopped before its
 # @@DONE line (in DONE-LOG, default LOG; the reason when vm_stop_reason in
 # tests/lib/vm.sh knows it), or one that finished without reporting it.
 # Paths are named relative to BASE.
@@ -111,6 +113,8 @@ no_result_reason() {
 		echo "no serial log $rel: the boot left no results"
 	elif ! grep -q '^@@BOOT' "$2"; then
 		echo "the guest died before /init (twice; see $rel)"
+	elif r=$(grep -m1 '^@@ERROR' "$2" | tr -d '\r'); then
+		echo "$r (see $rel)"
 	elif ! grep -q '^@@DONE' "${3:-$2}" 2>/dev/null; then
 		r=$(vm_stop_reason "$2")
 		echo "the guest stopped before reporting it${r:+: $r} (see $rel)"
