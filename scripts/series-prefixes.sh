@@ -22,7 +22,7 @@
 # (./build.sh trees not run since patches/ changed, or commits of your own)
 # is built as it is, and the script says so.
 #
-# One line per prefix: baseline, component, patch number (0000 = pristine),
+# One line per prefix: baseline, component, patch number ("base" = pristine),
 # build ok/FAILED, the check's counts (e2fsprogs: the tests of tests/;
 # util-linux: the tests run.sh reports, skipped ones among the passed),
 # seconds (configure, make and check), the patch's subject.  A prefix that
@@ -136,7 +136,8 @@ prefixes() {
 	for c in "${commits[@]}"; do
 		t0=$(date +%s)
 		if [ "$i" = 0 ]; then
-			name=0000 subj=pristine
+			# (Not 0000: util-linux's deb12 series has a patch 0000.)
+			name=base subj=pristine
 		else
 			name=$(git -C "$tree" log -1 --format=%B "$c" | sed -n 's/^Patch-Name: //p' | tail -n1)
 			name=${name#../}
