@@ -531,14 +531,16 @@ release_upgrade_run() {
 # release_upgrade TAR12 TAR13: release_upgrade_run, its row and log kept
 # in $MS_CACHE/relup/out/<key> and taken from there (the row says so) when
 # the inputs are the same: the two roots (their cache names carry the
-# release and packages), our repository's two Packages indexes (the
-# .debs' hashes), the Debian 13 packages' names (versions) and the
-# functions that run it.  Prints the row.
+# release and packages, and so the Debian 13 archive made of them), our
+# repository's two Packages indexes (the .debs' hashes), its pin, stanzas
+# and key, and the functions that run it.  Prints the row.
 release_upgrade() {
 	local t12=$1 t13=$2 log=$APT_LOGS/packages-apt-release-upgrade.log key c t0
 	key=$( {
 		basename "$t12" && basename "$t13"
 		cat "$REPO/dists/bookworm/main/binary-amd64/Packages" "$REPO/dists/trixie/main/binary-amd64/Packages" 2>/dev/null || true
+		# What repo_install gives the root besides the packages (a control changes the pin).
+		cat "$REPO/mountsafe.pref" "$REPO"/mountsafe-*.sources "$REPO/mountsafe-archive-keyring.gpg" 2>/dev/null || true
 		declare -f release_upgrade_run trixie_archive debian_repo repo_install apt_local ours_in installed in_root
 	} | sha256sum | cut -c1-16)
 	c=$MS_CACHE/relup/out/$key
