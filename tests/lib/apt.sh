@@ -418,6 +418,225 @@ upgrade_from_previous() {
 	fi
 }
 
+# ---- the release upgrade, Debian 12 with ours -> Debian 13 with ours ----
+
+# trixie_archive OUT TAR13 [PKG...]: Debian 13's archive as the upgrade
+# needs it, served locally (no network): Debian's own packages of every
+# version installed in the Debian 13 root TAR13 (the packages an upgraded
+# root ends with), and each PKG (one of ours the Debian 12 root has that
+# TAR13 lacks: util-linux-extra) at the version of its source's packages
+# there, from debootstrap's cache, else downloaded once into
+# $MS_CACHE/relup/debs (a file name carries its version); signed
+# (debian_repo) as suite trixie.  Prints the number of packages.
+trixie_archive() {
+	local out=$1 tar=$2 pv p v f dl=$MS_CACHE/relup/debs debs=() st src
+	shift 2
+	mkdir -p "$dl"
+	st=$(tar -xOf "$tar" ./var/lib/dpkg/status | awk '
+		/^Package: / { p = $2 } /^Status: / { s = $4 } /^Version: / { v = $2 } /^Source: / { src = $2 }
+		/^$/ { if (s == "installed") print p "=" v " " (src == "" ? p : src); p = s = v = src = "" }')
+	while read -r pv; do
+		p=${pv%%=*} v=${pv#*=}
+		f=$(compgen -G "$MS_CACHE/rootfs/debs/${p}_${v//:/%3a}_*.deb" | head -n1 || true)
+		[ -n "$f" ] || f=$(compgen -G "$dl/${p}_${v//:/%3a}_*.deb" | head -n1 || true)
+		if [ -z "$f" ]; then
+			(cd "$dl" && papt_get -q download "$pv" >/dev/null) || { echo "cannot download $pv" >&2; return 1; }
+			f=$(compgen -G "$dl/${p}_${v//:/%3a}_*.deb" | head -n1)
+		fi
+		debs+=("$f")
+	done < <(
+		cut -d' ' -f1 <<<"$st"
+		for p in "$@"; do
+			src=$(awk -v p="$p" '/^Package: / {q = $2; s = $2} /^Source: / {s = $2} /^$/ && q == p {print s; exit}' \
+				"$REPO/dists/trixie/main/binary-amd64/Packages")
+			# The version of the source's own package (bsdutils has an epoch, a
+			# binNMU's +bN is per package: util-linux's, not a sibling's).
+			v=$(awk -v s="$src" '$2 == s && $1 ~ "^" s "=" {sub(/^[^=]*=/, "", $1); print $1; exit}' <<<"$st")
+			[ -z "$v" ] || echo "$p=$v"
+		done)
+	debian_repo "$out" trixie "${debs[@]}"
+	printf '%s\n' "${#debs[@]}"
+}
+
+# release_go_back ROOT LOG: in ROOT, upgraded to Debian 13 with ours, the
+# way back of docs/packages.md: Debian's versions of ours installed from
+# the (local) Debian 13 archive with --allow-downgrades, our stanza and pin
+# removed.  Works when every package is Debian's version, dpkg is clean,
+# nothing of e2fsck_record.service is left and apt upgrade offers none of
+# ours.  Also logs (and names in the row) what the documented
+# "apt install PKG/trixie" picks: our suite is called trixie as well.
+release_go_back() {
+	local root=$1 log=$2 pkgs back now bad=() rc=0 sim left p v
+	pkgs=$(ours_in "$root" | cut -d= -f1)
+	back=$(for p in $pkgs; do
+		v=$(awk -v p="$p" '/^Package: / {q = $2} /^Version: / && q == p {print $2; exit}' \
+			"$root/srv/debian-archive/dists/trixie/main/binary-amd64/Packages")
+		[ -z "$v" ] || echo "$p=$v"
+	done)
+	mount -t proc proc "$root/proc"
+	{
+		echo "# ours: ${pkgs//$'\n'/ }"
+		echo "# the documented apt install --allow-downgrades PKG/trixie (simulated):"
+		# shellcheck disable=SC2046 # one word a package
+		in_root "$root" apt-get -s -q install --allow-downgrades --no-install-recommends $(awk '{print $0 "/trixie"}' <<<"$pkgs")
+		echo "# Debian's versions: ${back//$'\n'/ }"
+		# shellcheck disable=SC2086
+		in_root "$root" apt-get -q -y install --allow-downgrades --no-install-recommends $back || rc=1
+		rm -f "$root/etc/apt/sources.list.d/mountsafe.sources" "$root/etc/apt/preferences.d/mountsafe.pref"
+		in_root "$root" apt-get -q update || rc=1
+		echo "# apt upgrade without our stanza and pin (simulated):"
+		in_root "$root" apt-get -s -q upgrade || rc=1
+		echo "# dpkg --audit:"
+		in_root "$root" dpkg --audit || rc=1
+	} >"$log" 2>&1 || rc=1
+	umount "$root/proc"
+	sim=$(awk '/^# the documented/,/^# Debian.s versions/' "$log" | grep '^Inst ' | grep -vc '+mountsafe' || true)
+	now=$(for p in $pkgs; do installed "$root" "$p"; done)
+	[ -n "$back" ] && [ "$now" = "$back" ] || bad+=("installed now: $(grep '+mountsafe' <<<"$now" | paste -sd' ')")
+	[ -z "$(in_root "$root" dpkg --audit 2>&1)" ] || bad+=("dpkg --audit reports problems")
+	left=$(cd "$root" && { find etc/systemd var/lib/systemd -name '*e2fsck_record*' 2>/dev/null || true; } | paste -sd' ')
+	[ -z "$left" ] || bad+=("left of e2fsck_record.service: $left")
+	! awk '/^# apt upgrade without/,/^# dpkg/' "$log" | grep -q '^Inst .*+mountsafe' || bad+=("apt upgrade would install ours again")
+	[ "$rc" = 0 ] || bad+=("apt or dpkg failed (see the log)")
+	if [ ${#bad[@]} -eq 0 ]; then
+		printf "packages-apt-release-upgrade-go-back\tworks\tafter the upgrade, apt install --allow-downgrades of Debian 13's versions and our stanza and pin removed: Debian's %s packages (%s), dpkg clean, nothing of e2fsck_record.service left; the documented PKG/trixie would have installed %s of Debian's (our suite is named trixie too) (packages-apt-release-upgrade-go-back.log)\n" \
+			"$(grep -c . <<<"$now")" "$(grep -m1 '^mount=' <<<"$now")" "$sim"
+	else
+		printf 'packages-apt-release-upgrade-go-back\terror\t%s (packages-apt-release-upgrade-go-back.log)\n' "$(printf '%s; ' "${bad[@]}" | sed 's/; $//')"
+	fi
+}
+
+# release_upgrade_run TAR12 TAR13 LOG: the upgrade in a fresh Debian 12
+# root (TAR12) with ours installed from REPO's bookworm suite as the
+# README says (repo_install), Debian's archive a local signed one
+# (trixie_archive, its bookworm stanza written as the user has it), then
+# Debian's release notes: every stanza switched from bookworm to trixie
+# (Debian's and ours: REPO serves both suites), apt update, apt upgrade
+# --without-new-pkgs, apt full-upgrade.  Prints the result row, then
+# release_go_back's.
+release_upgrade_run() {
+	local t12=$1 t13=$2 log=$3 root=$APT_WORK/root-relup w=$APT_WORK/relup before n rc=0 step
+	local bad=() x ours13 left pkgs deb extra
+	rm -rf "$root" "$w" && mkdir -p "$root" "$w" && tar -xf "$t12" -C "$root"
+	{
+		echo "# Debian 12 root $(basename "$t12"), Debian 13's archive from $(basename "$t13")"
+		SUITE=bookworm repo_install "$root" || rc=1
+		before=$(ours_in "$root")
+		echo "# ours before: ${before//$'\n'/ }"
+		# Ours of Debian 12 that Debian 13's root lacks: Debian's build of them too.
+		extra=$(tar -xOf "$t13" ./var/lib/dpkg/status | sed -n 's/^Package: //p' | sort |
+			comm -13 - <(cut -d= -f1 <<<"$before" | sort) | grep -xF -f <(sed -n 's/^Package: //p' \
+			"$REPO/dists/trixie/main/binary-amd64/Packages" 2>/dev/null) || true)
+		echo "# ours that Debian 13's root lacks: ${extra:-none}"
+		# shellcheck disable=SC2086 # one word a package
+		n=$(trixie_archive "$root/srv/debian-archive" "$t13" $extra) || rc=1
+		echo "# Debian 13's archive (local): ${n:-no} packages"
+		install -m 0644 "$root/srv/debian-archive/key.gpg" "$root/usr/share/keyrings/mountsafe-test-debian.gpg"
+		# The Debian stanza as a user of Debian 12 has it (here local, signed).
+		printf '# Debian 12 is moving to debian-archive\n' >"$root/etc/apt/sources.list"
+		printf 'Types: deb\nURIs: file:/srv/debian-archive\nSuites: bookworm\nComponents: main\nSigned-By: /usr/share/keyrings/mountsafe-test-debian.gpg\n' \
+			>"$root/etc/apt/sources.list.d/debian.sources"
+		echo "# the switch: sed -i s/bookworm/trixie/ in every stanza"
+		sed -i 's/\bbookworm\b/trixie/g' "$root"/etc/apt/sources.list.d/*.sources
+		cat "$root"/etc/apt/sources.list.d/*.sources
+		mount -t proc proc "$root/proc"
+		# (An apt update that fails is logged and the upgrade goes on, as a
+		# user's would: the verdict is what is installed at the end.)
+		for step in update 'upgrade --without-new-pkgs' full-upgrade; do
+			echo "# apt $step"
+			# shellcheck disable=SC2086 # the step's words
+			in_root "$root" apt -q -y -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold $step ||
+				{ echo "# apt $step: exit $?"; rc=1; }
+		done
+		echo "# dpkg --audit:"
+		in_root "$root" dpkg --audit || rc=1
+		umount "$root/proc"
+	} >"$log" 2>&1 || rc=1
+	if mountpoint -q "$root/proc"; then umount "$root/proc"; fi
+	# Ours of Debian 13: PKG=VERSION as REPO's trixie suite has them (none
+	# when a control serves a repository without that suite).
+	ours13=$(awk '/^Package: / {p = $2} /^Version: / {print p "=" $2}' "$REPO/dists/trixie/main/binary-amd64/Packages" 2>/dev/null | sort -u || true)
+	pkgs=$(cut -d= -f1 <<<"$ours13")
+	# Every installed package of the two sources must be our trixie build:
+	# not Debian's own, not ours of Debian 12 left behind.
+	# shellcheck disable=SC2016
+	x=$(in_root "$root" dpkg-query -W -f='${db:Status-Abbrev}|${source:Package}|${Package}=${Version}\n' |
+		awk -F'|' '$1 ~ /^.i/ && ($2 == "util-linux" || $2 == "e2fsprogs") {print $3}' | sort |
+		comm -23 - <(echo "$ours13"))
+	deb=$(grep -v '+mountsafe' <<<"$x" || true)
+	[ -z "$deb" ] || bad+=("the upgrade left Debian's util-linux/e2fsprogs packages ($(grep -c . <<<"$deb")): $(grep -E '^(mount|e2fsprogs)=' <<<"$deb" | paste -sd' '); all: $(cut -d= -f1 <<<"$deb" | paste -sd' ')")
+	x=$(grep '+mountsafe' <<<"$x" || true)
+	[ -z "$x" ] || bad+=("ours of Debian 12 left installed: $(paste -sd' ' <<<"$x")")
+	# Every package of ours installed before and now gone must have no
+	# trixie build of that name (a rename: libext2fs2 -> libext2fs2t64).
+	left=''
+	while IFS= read -r x; do
+		if [ -z "$x" ] || [ -n "$(installed "$root" "${x%%=*}")" ]; then continue; fi
+		if grep -qx "${x%%=*}" <<<"$pkgs"; then bad+=("${x%%=*} removed, though our trixie suite has it"); else left="$left ${x%%=*}"; fi
+	done <<<"$before"
+	[ -n "$before" ] || bad+=("none of ours was installed from the bookworm suite")
+	# shellcheck disable=SC2016
+	x=$(in_root "$root" dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' | awk '$1 !~ /^(ii|rc)/' | paste -sd' ')
+	[ -z "$x" ] || bad+=("not fully installed: $x")
+	[ -z "$(in_root "$root" dpkg --audit 2>&1)" ] || bad+=("dpkg --audit reports problems")
+	[ -L "$root/etc/systemd/system/local-fs.target.wants/e2fsck_record.service" ] ||
+		bad+=("e2fsck_record.service is not enabled (no local-fs.target.wants link)")
+	x=$(cat "$root/etc/debian_version" 2>/dev/null || echo none)
+	[[ $x == 13* ]] || bad+=("/etc/debian_version is $x, not 13")
+	[ "$rc" = 0 ] || bad+=("apt or dpkg failed (see the log)")
+	if [ ${#bad[@]} -eq 0 ]; then
+		# shellcheck disable=SC2016 # dpkg-query's field
+		printf 'packages-apt-release-upgrade\tworks\tDebian 12 -> 13 (%s) with the release notes'"'"' steps: our %s bookworm packages -> %s of our trixie build (%s)%s; dpkg clean; e2fsck_record.service enabled (packages-apt-release-upgrade.log)\n' \
+			"$x" "$(grep -c . <<<"$before")" "$(in_root "$root" dpkg-query -W -f='${db:Status-Abbrev} ${Version}\n' | grep -c '^.i.* .*+mountsafe')" \
+			"$(installed "$root" mount)" "${left:+; gone with their Debian 12 names:$left}"
+	else
+		printf 'packages-apt-release-upgrade\terror\t%s (packages-apt-release-upgrade.log)\n' "$(printf '%s; ' "${bad[@]}" | sed 's/; $//')"
+	fi
+	if [ ${#bad[@]} -eq 0 ]; then
+		release_go_back "$root" "${log%.log}-go-back.log"
+	else
+		printf 'packages-apt-release-upgrade-go-back\terror\tno upgraded system to go back from\n'
+	fi
+	rm -rf "$root" "$w"
+}
+
+# release_upgrade TAR12 TAR13: release_upgrade_run, its rows and logs kept
+# in $MS_CACHE/relup/out/<key> and taken from there (the row says so) when
+# the inputs are the same: the two roots (their cache names carry the
+# release and packages, and so the Debian 13 archive made of them), our
+# repository's two Packages indexes (the .debs' hashes), its pin, stanzas
+# and key, and the functions that run it.  Prints the rows.
+release_upgrade() {
+	local t12=$1 t13=$2 log=$APT_LOGS/packages-apt-release-upgrade.log key c t0
+	key=$( {
+		basename "$t12" && basename "$t13"
+		cat "$REPO/dists/bookworm/main/binary-amd64/Packages" "$REPO/dists/trixie/main/binary-amd64/Packages" 2>/dev/null || true
+		# What repo_install gives the root besides the packages (a control changes the pin).
+		cat "$REPO/mountsafe.pref" "$REPO"/mountsafe-*.sources "$REPO/mountsafe-archive-keyring.gpg" 2>/dev/null || true
+		declare -f release_upgrade_run release_go_back trixie_archive debian_repo repo_install apt_local ours_in installed in_root
+	} | sha256sum | cut -c1-16)
+	c=$MS_CACHE/relup/out/$key
+	mkdir -p "$MS_CACHE/relup/out"
+	(
+		flock 9
+		if [ -f "$c/row" ]; then
+			cp "$c/log" "$log"
+			cp "$c/log2" "${log%.log}-go-back.log" 2>/dev/null || true
+			sed 's/ (\(packages-apt-[a-z-]*\.log\))$/ (from the cache: run of '"$(date -u -r "$c/row" +%FT%TZ)"', key '"$key"') (\1)/' "$c/row"
+			exit 0
+		fi
+		t0=$SECONDS
+		release_upgrade_run "$t12" "$t13" "$log" >"$APT_WORK/relup.row"
+		echo "# run took $((SECONDS - t0)) s" >>"$log"
+		rm -rf "$c.tmp" && mkdir -p "$c.tmp" && cp "$APT_WORK/relup.row" "$c.tmp/row" && cp "$log" "$c.tmp/log"
+		cp "${log%.log}-go-back.log" "$c.tmp/log2" 2>/dev/null || true
+		rm -rf "$c" && mv "$c.tmp" "$c"
+		cat "$APT_WORK/relup.row"
+	) 9>"$c.lock" || return 1
+	# The newest 6 results (a few builds).
+	beyond_newest 6 "$MS_CACHE/relup/out" -mindepth 1 -maxdepth 1 -type d | xargs -r rm -rf
+}
+
 # tools_run ROOT: our tools start in the root and are ours (Debian 13).
 tools_run() {
 	local root=$1 log=$APT_LOGS/system-apt-install.log v rc=0
@@ -444,7 +663,9 @@ row_out() {
 # TARBALL; one row a check, "SCENARIO <TAB> OUTCOME <TAB> SECONDS <TAB>
 # DETAIL", in this order: (Debian 13: system-apt-tools-run),
 # system-apt-install, -repo-tampered, -repo-unsigned, -go-back,
-# packages-apt-point-release, -rebuild-taken, -upgrade-from-previous.
+# packages-apt-point-release, -rebuild-taken, -upgrade-from-previous,
+# (Debian 12, when RELUP_TAR names a Debian 13 root: -release-upgrade,
+# -release-upgrade-go-back).
 apt_life() {
 	local tar=$1 root=$APT_WORK/root t0 rc=0 row
 	t0=$SECONDS
@@ -472,4 +693,9 @@ apt_life() {
 	t0=$SECONDS
 	row=$(upgrade_from_previous "$tar") || row=$'packages-apt-upgrade-from-previous\terror\tthe check failed'
 	row_out "$t0" "$row"
+	# Debian 12 only: the upgrade to Debian 13 (RELUP_TAR, its root).
+	[ "${SUITE:-bookworm}" = bookworm ] && [ -n "${RELUP_TAR:-}" ] || return 0
+	t0=$SECONDS
+	while read -r row; do row_out "$t0" "$row"; t0=$SECONDS; done < <(release_upgrade "$tar" "$RELUP_TAR" ||
+		printf 'packages-apt-release-upgrade\terror\tthe check failed\npackages-apt-release-upgrade-go-back\terror\tthe check failed\n')
 }
