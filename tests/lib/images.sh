@@ -15,6 +15,11 @@
 #                      (IMG.damaged) for the damage boots
 #   the data disk      DATA: an ext4 filesystem (DATA_FS) on a larger disk
 #                      (DATA_DISK) with three files, and DATA.damaged
+#   the LVM disk       LVM (Debian 13 images, which get lvm2): a PV holding
+#                      volume group LVM_VG with LVs home and data (LVM_LV
+#                      each, ext4), mounted at /home and /srv/data by the
+#                      images' fstab; the rest of the VG free for e2scrub's
+#                      snapshot (256M) and an lvextend (make_lvm_disk)
 # Cache: ~/.cache/mountsafe/system/images/NAME-KEY[-DEBS].img, KEY the first
 # 12 hex digits of the SHA-256 of the image's inputs: the debootstrap
 # tarball's name (which names its suite and package list), the sizes, for
@@ -33,6 +38,9 @@ ROOT_SIZE=1536M DATA_DISK=512M DATA_FS=256M LOOP_FS=64M
 # Debian 13 and Debian 12 with initramfs-tools: root on partition 1
 # (ROOT13_FS) of a larger disk (DISK13).
 ROOT13_FS=1536M DISK13=2048M
+# The LVM disk: e2scrub_all scrubs only LVs whose VG has 256M free (its
+# snapshot's size), and the lvextend row takes 32M more.
+LVM_DISK=512M LVM_LV=64M LVM_VG=msvg
 
 IMAGES_LIB=${BASH_SOURCE[0]}
 # IMG[NAME]: the image's path (images); ROOTFS_USED[TARBALL]: the
@@ -183,6 +191,19 @@ make_image_it() {
 		util-linux mount libmount1 libblkid1 fdisk e2fsprogs 'libext2fs2*' libcom-err2 libss2 logsave \
 		initramfs-tools cloud-guest-utils systemd | grep -v '=$' >"$out.versions"
 	install -m 0644 "$SYS/guest13/fstab" "$st/etc/fstab"
+	# Debian 13: /home and a data LV on the LVM disk (not root: root on
+	# LVM is out of scope), as Debian's guided LVM install lays them out.
+	case $name in *13)
+		cat "$SYS/guest13/fstab-lvm" >>"$st/etc/fstab"
+		mkdir -p "$st/srv/data"
+		echo "$LVM_VG" >"$st/etc/mountsafe-lvm"
+		# The weekly scrub as an administrator enables it: without
+		# periodic_e2scrub=1 in e2scrub.conf (Debian ships it commented
+		# out) e2scrub_all.service exits 0 and scrubs nothing.
+		sed -i 's/^# *periodic_e2scrub=1$/periodic_e2scrub=1/' "$st/etc/e2scrub.conf"
+		grep -qx 'periodic_e2scrub=1' "$st/etc/e2scrub.conf" || die "image $name: could not enable periodic_e2scrub in /etc/e2scrub.conf"
+		;;
+	esac
 	install_harness "$st" "$name"
 	install -m 0755 "$SYS/guest13/ms-growroot" "$st/usr/local/sbin/"
 	install -m 0644 "$SYS/guest13/ms-growroot.service" "$st/etc/systemd/system/"
@@ -224,8 +245,50 @@ make_image_it() {
 	rm -rf "$st"
 }
 
-# images: make or find every image of F_IMAGES, and the data disk (DATA).
-# shellcheck disable=SC2034 # IMG, ROOTFS_USED: read by the stage
+# make_lvm_disk OUT: the LVM disk (a sparse LVM_DISK file): a PV with VG
+# LVM_VG and two LVs, home and data (LVM_LV each, ext4 labelled as the LV).
+# The LVs stay inactive on the host (no device-mapper needed there): each
+# filesystem is made in a file and written at the LV's offset, which lvs
+# gives (PV data start + first extent x extent size).
+make_lvm_disk() {
+	local out=$1 loop lv pe0 ext start cfg
+	# Only this loop device, no devices file, no udev: the host's own
+	# LVM set-up must neither see nor change this VG; no device-mapper
+	# (--driverloaded n: the host may have none, the LVs stay inactive).
+	cfg='devices { use_devicesfile=0 } activation { udev_sync=0 udev_rules=0 }'
+	rm -f "$out.tmp"
+	truncate -s "$LVM_DISK" "$out.tmp"
+	loop=$(losetup -f --show "$out.tmp")
+	lvm_on() {	# lvm_on COMMAND ARGS...: an LVM command on the loop device alone
+		LVM_SUPPRESS_FD_WARNINGS=1 "$1" --driverloaded n --config "$cfg" --devices "$loop" "${@:2}"
+	}
+	if ! { lvm_on pvcreate -q "$loop" && lvm_on vgcreate -q "$LVM_VG" "$loop" &&
+		lvm_on lvcreate -q -an -Zn -L "$LVM_LV" -n home "$LVM_VG" &&
+		lvm_on lvcreate -q -an -Zn -L "$LVM_LV" -n data "$LVM_VG" &&
+		pe0=$(lvm_on pvs --noheadings --units b --nosuffix -o pe_start "$loop") &&
+		ext=$(lvm_on vgs --noheadings --units b --nosuffix -o vg_extent_size "$LVM_VG") &&
+		lvm_on lvs --noheadings -o lv_name,seg_pe_ranges "$LVM_VG" >"$out.lvs"; } >"$VM/lvm-disk.log" 2>&1; then
+		losetup -d "$loop"
+		cat "$VM/lvm-disk.log" >&2
+		die "make_lvm_disk: LVM on $loop failed"
+	fi
+	losetup -d "$loop"
+	pe0=${pe0// /} ext=${ext// /}
+	for lv in home data; do
+		# (seg_pe_ranges: "PV:FIRST-LAST", one segment each.)
+		start=$(awk -v lv="$lv" '$1 == lv { sub(/^.*:/, "", $2); sub(/-.*/, "", $2); print $2 }' "$out.lvs")
+		[[ $start =~ ^[0-9]+$ ]] || die "make_lvm_disk: no extent of LV $lv in $out.lvs"
+		rm -f "$VM/lv.ext4"
+		mkfs.ext4 -q -F -L "$lv" "$VM/lv.ext4" "$LVM_LV" >/dev/null
+		dd if="$VM/lv.ext4" of="$out.tmp" bs=1M seek=$(((pe0 + start * ext) / 1048576)) conv=notrunc,sparse status=none
+	done
+	rm -f "$VM/lv.ext4" "$out.lvs"
+	mv "$out.tmp" "$out"
+}
+
+# images: make or find every image of F_IMAGES, the data disk (DATA) and,
+# with a Debian 13 image, the LVM disk (LVM).
+# shellcheck disable=SC2034 # IMG, ROOTFS_USED, LVM: read by the stage
 images() {
 	local key name out t0 dir k src suite kernels
 	dir=$SYS_CACHE/images
@@ -245,6 +308,9 @@ images() {
 		damage "$DATA.tmp" ms-files
 		mv "$DATA.tmp" "$DATA.damaged"
 	fi
+	# (The version names the recipe: bump it when make_lvm_disk changes.)
+	LVM=$dir/lvm-$LVM_DISK-$LVM_LV-$LVM_VG-v1.img
+	case ,$F_IMAGES, in *13,*) [ -f "$LVM" ] || make_lvm_disk "$LVM" ;; esac
 	# debs_key DIR SUITE: the packages an image of ours installs and the apt
 	# set-up they come through; not BUILDINFO.txt, which has the time the
 	# repository was made (every fresh clone rebuilt the three images).
@@ -263,9 +329,10 @@ images() {
 			;;
 		stock12i | ours12i | stock13 | ours13)
 			case $name in *13) suite=trixie kernels=$F_KERNELS13 ;; *) suite=bookworm kernels=$F_KERNELS ;; esac
-			src=$(rootfs_tarball "$suite" "$GUEST_IT_PKGS")
+			# (Debian 13 gets lvm2: e2scrub_all and lvextend -r on the LVM disk.)
+			src=$(rootfs_tarball "$suite" "$GUEST_IT_PKGS$([ "$suite" != trixie ] || echo ,lvm2)")
 			key=$( {
-				echo "$src $ROOT13_FS $DISK13 $LOOP_FS $kernels"
+				echo "$src $ROOT13_FS $DISK13 $LOOP_FS $kernels $LVM_VG"
 				for k in ${kernels//,/ }; do cat "${KDIR[$k]}/VERSION"; done
 				cat "$SYS"/guest/* "$SYS"/guest13/* "$HERE/lib/guest/refusal.sh" "$HERE/lib/guest/debugfs.sh" "$DATA.sha256" "$IMAGES_LIB"
 			} | sha256sum | cut -c1-12)
