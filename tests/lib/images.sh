@@ -329,8 +329,7 @@ images() {
 			;;
 		stock12i | ours12i | stock13 | ours13)
 			case $name in *13) suite=trixie kernels=$F_KERNELS13 ;; *) suite=bookworm kernels=$F_KERNELS ;; esac
-			# (Debian 13 gets lvm2: e2scrub_all and lvextend -r on the LVM disk.)
-			src=$(rootfs_tarball "$suite" "$GUEST_IT_PKGS$([ "$suite" != trixie ] || echo ,lvm2)")
+			src=$(rootfs_tarball "$suite" "$(guest_it_pkgs "$suite")")
 			key=$( {
 				echo "$src $ROOT13_FS $DISK13 $LOOP_FS $kernels $LVM_VG"
 				for k in ${kernels//,/ }; do cat "${KDIR[$k]}/VERSION"; done

@@ -196,6 +196,10 @@ GUEST_PKGS=systemd-sysv,udev,kmod,e2fsprogs,util-linux,mount,fdisk,procps,bash,b
 # root of the packages stage's apt checks.
 # shellcheck disable=SC2034
 GUEST_IT_PKGS=$GUEST_PKGS,initramfs-tools,busybox,zstd,cloud-guest-utils
+# guest_it_pkgs SUITE: GUEST_IT_PKGS for SUITE: Debian 13's root also has
+# lvm2 (the system stage's e2scrub_all and lvextend -r rows); one list, so
+# that the images and the packages stage share one debootstrap.
+guest_it_pkgs() { printf '%s%s\n' "$GUEST_IT_PKGS" "$([ "$1" != trixie ] || echo ,lvm2)"; }
 
 # unmount_under DIR: unmount whatever is mounted below DIR (a root tree's
 # chroot mounts, or what an earlier, interrupted run left there).
