@@ -28,7 +28,8 @@
 # debugfs.sh, the data disk's checksums) and this file; for ours*, DEBS
 # (debs_key) is that of the packages, the repository key, stanza and pin,
 # and the definitions of the stage's apt functions the recipe calls.
-# A variant not used for a day is deleted when its name is rebuilt.
+# A variant not used for CACHE_UNUSED_HOURS (tests/lib/vm/artifacts.sh, the
+# one eviction rule of the caches) is deleted when its name is rebuilt.
 #
 # Uses the stage's HERE, SYS, SYS_CACHE, VM, RES, DEBS, REPO, F_IMAGES,
 # F_KERNELS, F_KERNELS13, KDIR/KREL (vm_kernels), timing, and repo_install
@@ -346,10 +347,12 @@ images() {
 		esac
 		if [ ! -f "$out" ]; then
 			t0=$(date +%s)
-			# Other variants stay for a day: the controls boot stock13
-			# with one kernel, the stage with two, and deleting the
-			# other's image made every run build it twice.
-			find "$dir" -name "$name-*" -mmin +1440 -delete
+			# Other variants stay while a run may still use them (the
+			# controls boot stock13 and ours13 with one kernel, the stage
+			# with two: deleting the other's image made every run build it
+			# twice), not longer: kept for a day, the variants of a day's
+			# changes filled this machine's disk (31 GB, 2026-12-08).
+			find "$dir" -name "$name-*" -mmin +$((CACHE_UNUSED_HOURS * 60)) -delete
 			case $name in
 			stock | ours) make_image "$name" "$src" "$out" ;;
 			*) make_image_it "$name" "$src" "$out" "$suite" "$kernels" ;;
