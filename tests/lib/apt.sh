@@ -600,14 +600,15 @@ release_upgrade_run() {
 	rm -rf "$root" "$w"
 }
 
-# release_upgrade TAR12 TAR13: release_upgrade_run, its rows and logs kept
-# in $MS_CACHE/relup/out/<key> and taken from there (the row says so) when
-# the inputs are the same: the two roots (their cache names carry the
-# release and packages, and so the Debian 13 archive made of them), our
+# release_upgrade TAR12 TAR13: release_upgrade_run's rows and logs, kept by
+# cache_get (tests/lib/vm/artifacts.sh: its lock and its one eviction rule)
+# as $MS_CACHE/relup/out/<key> and taken from there (the row says so) when the
+# inputs are the same: the two roots (their cache names carry the release
+# and packages, and so the Debian 13 archive made of them), our
 # repository's two Packages indexes (the .debs' hashes), its pin, stanzas
 # and key, and the functions that run it.  Prints the rows.
 release_upgrade() {
-	local t12=$1 t13=$2 log=$APT_LOGS/packages-apt-release-upgrade.log key c t0
+	local t12=$1 t13=$2 log=$APT_LOGS/packages-apt-release-upgrade.log key c
 	key=$( {
 		basename "$t12" && basename "$t13"
 		cat "$REPO/dists/bookworm/main/binary-amd64/Packages" "$REPO/dists/trixie/main/binary-amd64/Packages" 2>/dev/null || true
@@ -615,26 +616,28 @@ release_upgrade() {
 		cat "$REPO/mountsafe.pref" "$REPO"/mountsafe-*.sources "$REPO/mountsafe-archive-keyring.gpg" 2>/dev/null || true
 		declare -f release_upgrade_run release_go_back trixie_archive debian_repo repo_install apt_local ours_in installed in_root
 	} | sha256sum | cut -c1-16)
-	c=$MS_CACHE/relup/out/$key
-	mkdir -p "$MS_CACHE/relup/out"
-	(
-		flock 9
-		if [ -f "$c/row" ]; then
-			cp "$c/log" "$log"
-			cp "$c/log2" "${log%.log}-go-back.log" 2>/dev/null || true
-			sed 's/ (\(packages-apt-[a-z-]*\.log\))$/ (from the cache: run of '"$(date -u -r "$c/row" +%FT%TZ)"', key '"$key"') (\1)/' "$c/row"
-			exit 0
-		fi
-		t0=$SECONDS
-		release_upgrade_run "$t12" "$t13" "$log" >"$APT_WORK/relup.row"
-		echo "# run took $((SECONDS - t0)) s" >>"$log"
-		rm -rf "$c.tmp" && mkdir -p "$c.tmp" && cp "$APT_WORK/relup.row" "$c.tmp/row" && cp "$log" "$c.tmp/log"
-		cp "${log%.log}-go-back.log" "$c.tmp/log2" 2>/dev/null || true
-		rm -rf "$c" && mv "$c.tmp" "$c"
-		cat "$APT_WORK/relup.row"
-	) 9>"$c.lock" || return 1
-	# The newest 6 results (a few builds).
-	beyond_newest 6 "$MS_CACHE/relup/out" -mindepth 1 -maxdepth 1 -type d | xargs -r rm -rf
+	rm -f "$APT_WORK/relup.made"
+	c=$(cache_get relup/out "$key" release_upgrade_make "$t12" "$t13" "$log") || return 1
+	[ -n "$c" ] || return 1
+	if [ -e "$APT_WORK/relup.made" ]; then
+		cat "$c/row"
+		return 0
+	fi
+	cp "$c/log" "$log"
+	cp "$c/log2" "${log%.log}-go-back.log" 2>/dev/null || true
+	sed 's/ (\(packages-apt-[a-z-]*\.log\))$/ (from the cache: run of '"$(date -u -r "$c/row" +%FT%TZ)"', key '"$key"') (\1)/' "$c/row"
+}
+# release_upgrade_make TMP TAR12 TAR13 LOG: the cache entry of
+# release_upgrade made at TMP: the rows (row) and the logs (log, log2) of
+# release_upgrade_run, which also leaves its logs at LOG.
+release_upgrade_make() {
+	local tmp=$1 log=$4 t0=$SECONDS
+	mkdir -p "$tmp"
+	release_upgrade_run "$2" "$3" "$log" >"$tmp/row"
+	echo "# run took $((SECONDS - t0)) s" >>"$log"
+	cp "$log" "$tmp/log"
+	cp "${log%.log}-go-back.log" "$tmp/log2" 2>/dev/null || true
+	: >"$APT_WORK/relup.made"
 }
 
 # tools_run ROOT: our tools start in the root and are ours (Debian 13).
